@@ -1,0 +1,56 @@
+/* The BPF helpers generated programs use, declared by their stable ids. */
+#ifndef MT_HELPERS_H
+#define MT_HELPERS_H
+#include "mt_types.h"
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int (*name)[val]
+#define __type(name, val) typeof(val) *name
+#define __array(name, val) typeof(val) *name[]
+#define __always_inline inline __attribute__((always_inline))
+
+enum {
+  BPF_MAP_TYPE_HASH = 1,
+  BPF_MAP_TYPE_ARRAY = 2,
+  BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+  BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
+  BPF_MAP_TYPE_RINGBUF = 27,
+};
+enum { BPF_ANY = 0, BPF_NOEXIST = 1 };
+
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, __u64 flags) = (void *)2;
+static long (*bpf_map_delete_elem)(void *map, const void *key) = (void *)3;
+static long (*bpf_probe_read)(void *dst, __u32 size, const void *src) = (void *)4;
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
+static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static __u64 (*bpf_get_current_uid_gid)(void) = (void *)15;
+static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
+static __u64 (*bpf_get_current_cgroup_id)(void) = (void *)80;
+static long (*bpf_probe_read_user)(void *dst, __u32 size, const void *src) = (void *)112;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
+static long (*bpf_probe_read_user_str)(void *dst, __u32 size, const void *src) = (void *)114;
+static long (*bpf_probe_read_kernel_str)(void *dst, __u32 size, const void *src) = (void *)115;
+static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
+static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
+
+/* Reads through kernel (or user) pointers for probe kinds without direct
+ * BTF access; the compiler rewrites `p->f`, `*p` and `p[i]` into these. */
+#define __mt_read_into(dst, src) MT_PROBE_READ(&(dst), sizeof(dst), (src))
+#define __mt_rd(p, path)                                                     \
+  ({                                                                         \
+    typeof((p)->path) __mt_v;                                                \
+    __builtin_memset(&__mt_v, 0, sizeof(__mt_v));                            \
+    __mt_read_into(__mt_v, &(p)->path);                                      \
+    __mt_v;                                                                  \
+  })
+#define __mt_deref(p)                                                        \
+  ({                                                                         \
+    typeof(*(p)) __mt_v;                                                     \
+    __builtin_memset(&__mt_v, 0, sizeof(__mt_v));                            \
+    __mt_read_into(__mt_v, (p));                                             \
+    __mt_v;                                                                  \
+  })
+#define __mt_idx(p, i) __mt_deref((p) + (i))
+#endif

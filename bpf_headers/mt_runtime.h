@@ -1,0 +1,79 @@
+/* What every generated program shares: the per-CPU ring buffers, the loss
+ * counters, the target-process filter and the string helpers. */
+#ifndef MT_RUNTIME_H
+#define MT_RUNTIME_H
+#include "mt_helpers.h"
+
+#ifndef MT_NUM_PROBES
+#define MT_NUM_PROBES 1
+#endif
+
+/* One ring buffer per CPU: the outer array is sized to the CPU count and
+ * filled with ring buffers by user space before load. */
+struct mt_ring_inner {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 20);
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __array(values, struct mt_ring_inner);
+} mt_rings SEC(".maps");
+
+/* Records that could not be reserved, per probe. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MT_NUM_PROBES);
+  __type(key, __u32);
+  __type(value, __u64);
+} mt_lost SEC(".maps");
+
+/* Processes being traced (-p/-c), followed into their children. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, __u8);
+} mt_targets SEC(".maps");
+
+const volatile __u32 mt_filter_targets = 0;
+
+static __always_inline bool mt_is_target(void) {
+  if (!mt_filter_targets)
+    return true;
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  return bpf_map_lookup_elem(&mt_targets, &tgid) != NULL;
+}
+
+static __always_inline void *mt_reserve(__u32 probe, __u64 size) {
+  __u32 cpu = bpf_get_smp_processor_id();
+  void *ring = bpf_map_lookup_elem(&mt_rings, &cpu);
+  void *rec = ring ? bpf_ringbuf_reserve(ring, size, 0) : NULL;
+  if (!rec) {
+    __u64 *lost = bpf_map_lookup_elem(&mt_lost, &probe);
+    if (lost)
+      *lost += 1;
+  }
+  return rec;
+}
+
+/* Copies a kernel string of at most sizeof(dst) bytes. */
+#define mt_read_str(dst, src) bpf_probe_read_kernel_str(&(dst), sizeof(dst), (src))
+#define mt_read_user_str(dst, src) bpf_probe_read_user_str(&(dst), sizeof(dst), (src))
+
+/* A __data_loc field: offset in the low 16 bits, length in the high 16. */
+#define mt_data_loc(ctx, loc) ((const char *)(ctx) + ((loc) & 0xffff))
+
+static __always_inline bool mt_streq(const char *a, const char *b, __u32 n) {
+  for (__u32 i = 0; i < n; i++) {
+    if (a[i] != b[i])
+      return false;
+    if (!a[i])
+      return true;
+  }
+  return true;
+}
+
+char LICENSE[] SEC("license") = "GPL";
+#endif

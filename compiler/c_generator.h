@@ -1,0 +1,43 @@
+// Declaration + resolved probes -> BPF C source. Script expressions are
+// placed verbatim under #line directives that point back at the script.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/declaration.h"
+#include "compiler/probe_resolver.h"
+
+namespace mt {
+
+// The file name generated scaffolding is attributed to in diagnostics.
+inline constexpr const char *kGeneratedFileName = "<moontrace>";
+
+struct GeneratedProbe {
+  int decl_id = 0;
+  std::string program;     // BPF function name, e.g. mt_probe_3
+  std::string record;      // record struct name, "" when nothing is sent
+  std::string probe_name;  // concrete probe, e.g. tracepoint:io_uring:io_uring_complete
+  ProbeName name;
+};
+
+struct GeneratedProgram {
+  std::string source;
+  std::vector<GeneratedProbe> probes;  // index == probe id in records and loss counters
+  std::string params_struct;           // "mt_params", "" without parameters
+  std::string follow_program;          // program that follows forks of targets, "" if none
+};
+
+struct GeneratorInput {
+  const Declaration *decl = nullptr;
+  const Resolution *resolution = nullptr;
+  const KernelBtf *btf = nullptr;                // null: struct pointers become void *
+  std::optional<TraceFormat> fork_format;        // sched:sched_process_fork, for -p/-c
+};
+
+GeneratedProgram generate_c(const GeneratorInput &input);
+
+// The builtin names expressions may use, e.g. pid, comm, nsecs.
+const std::vector<std::string> &builtin_names();
+
+}  // namespace mt

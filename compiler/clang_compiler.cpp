@@ -1,0 +1,153 @@
+#include "compiler/clang_compiler.h"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/VirtualFileSystem.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <mutex>
+
+#include "compiler/deref_rewriter.h"
+#include "compiler/embedded_files.h"
+
+extern "C" {
+void LLVMInitializeBPFTargetInfo();
+void LLVMInitializeBPFTarget();
+void LLVMInitializeBPFTargetMC();
+void LLVMInitializeBPFAsmPrinter();
+}
+
+namespace mt {
+
+namespace {
+
+constexpr const char *kMainFile = "/moontrace/program.c";
+constexpr const char *kIncludeDir = "/moontrace/include";
+
+class CollectingDiagnostics : public clang::DiagnosticConsumer {
+ public:
+  explicit CollectingDiagnostics(std::vector<CompileDiagnostic> &out) : out_(out) {}
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic &info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < clang::DiagnosticsEngine::Warning)
+      return;
+    CompileDiagnostic d;
+    d.is_error = level >= clang::DiagnosticsEngine::Error;
+    llvm::SmallString<256> text;
+    info.FormatDiagnostic(text);
+    d.message = text.str().str();
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      clang::PresumedLoc loc = info.getSourceManager().getPresumedLoc(info.getLocation());
+      if (loc.isValid()) {
+        d.file = loc.getFilename();
+        d.line = static_cast<int>(loc.getLine());
+        d.column = static_cast<int>(loc.getColumn());
+      }
+    }
+    out_.push_back(std::move(d));
+  }
+
+ private:
+  std::vector<CompileDiagnostic> &out_;
+};
+
+// Parses the program and hands the AST to the pointer-read rewriter.
+class RewriteAction : public clang::ASTFrontendAction {
+ public:
+  RewriteAction(const std::set<std::string> &functions, std::string &out)
+      : functions_(functions), out_(out) {}
+
+ protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &, llvm::StringRef) override {
+    struct Consumer : clang::ASTConsumer {
+      Consumer(const std::set<std::string> &f, std::string &o) : functions(f), out(o) {}
+      void HandleTranslationUnit(clang::ASTContext &context) override {
+        if (!context.getDiagnostics().hasErrorOccurred())
+          out = rewrite_pointer_reads(context, functions);
+      }
+      const std::set<std::string> &functions;
+      std::string &out;
+    };
+    return std::make_unique<Consumer>(functions_, out_);
+  }
+
+ private:
+  const std::set<std::string> &functions_;
+  std::string &out_;
+};
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeBPFTargetInfo();
+    LLVMInitializeBPFTarget();
+    LLVMInitializeBPFTargetMC();
+    LLVMInitializeBPFAsmPrinter();
+  });
+}
+
+// Runs one frontend action over `source` with the embedded headers.
+bool run_action(const std::string &source, clang::FrontendAction &action, bool emit_object,
+                std::vector<CompileDiagnostic> &diagnostics, llvm::SmallVectorImpl<char> *object) {
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  fs->addFile(kMainFile, 0, llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile));
+  for (const auto &header : kBpfHeaders)
+    fs->addFile(std::string(kIncludeDir) + "/" + header.name, 0,
+                llvm::MemoryBuffer::getMemBuffer(header.content, header.name));
+
+  auto compiler = std::make_unique<clang::CompilerInstance>();
+  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  CollectingDiagnostics collector(diagnostics);
+  auto diag_ids = llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>();
+  clang::DiagnosticsEngine args_diags(diag_ids, diag_options, &collector, false);
+
+  std::vector<const char *> args = {
+      "-triple", "bpf", "-target-cpu", "v3", "-O2", "-debug-info-kind=constructor",
+      "-dwarf-version=5", "-nostdsysteminc", "-nobuiltininc", "-I", kIncludeDir, "-std=gnu11",
+      "-ferror-limit", "10", "-Wno-unused-value", "-Wno-pointer-sign", "-Wno-unused-variable",
+      "-Wno-gnu-variable-sized-type-not-at-end", "-x", "c",
+      emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
+  auto invocation = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, args_diags))
+    return false;
+  compiler->setInvocation(std::move(invocation));
+  compiler->createDiagnostics(&collector, false);
+  compiler->createFileManager(fs);
+  if (object)
+    compiler->setOutputStream(std::make_unique<llvm::raw_svector_ostream>(*object));
+  bool ok = compiler->ExecuteAction(action);
+  return ok && !compiler->getDiagnostics().hasErrorOccurred();
+}
+
+}  // namespace
+
+CompileResult compile_bpf(const std::string &source, const CompileOptions &options) {
+  init_llvm();
+  CompileResult result;
+  result.rewritten_source = source;
+  if (!options.rewrite_functions.empty()) {
+    std::string rewritten;
+    RewriteAction rewrite(options.rewrite_functions, rewritten);
+    if (!run_action(source, rewrite, false, result.diagnostics, nullptr))
+      return result;
+    if (!rewritten.empty())
+      result.rewritten_source = rewritten;
+    result.diagnostics.clear();  // the compile below reports the same warnings
+  }
+  llvm::SmallVector<char, 0> object;
+  clang::EmitObjAction emit;
+  result.ok = run_action(result.rewritten_source, emit, true, result.diagnostics, &object);
+  if (result.ok)
+    result.object.assign(object.begin(), object.end());
+  return result;
+}
+
+}  // namespace mt

@@ -1,0 +1,32 @@
+// Generated BPF C -> ELF object with BTF, by Clang/LLVM in this process.
+#pragma once
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mt {
+
+struct CompileDiagnostic {
+  std::string file;  // after #line: the script, or "<moontrace>"
+  int line = 0;
+  int column = 0;
+  bool is_error = false;
+  std::string message;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::vector<char> object;
+  std::vector<CompileDiagnostic> diagnostics;
+  std::string rewritten_source;  // after pointer-read rewriting
+};
+
+struct CompileOptions {
+  // Functions whose kernel pointer dereferences must become probe reads
+  // (kprobe, tracepoint, raw tracepoint, uprobe programs).
+  std::set<std::string> rewrite_functions;
+};
+
+CompileResult compile_bpf(const std::string &source, const CompileOptions &options);
+
+}  // namespace mt

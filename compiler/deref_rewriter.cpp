@@ -1,0 +1,258 @@
+#include "compiler/deref_rewriter.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Lex/Lexer.h>
+#include <clang/Rewrite/Core/Rewriter.h>
+
+#include <optional>
+#include <vector>
+
+namespace mt {
+
+namespace {
+
+using namespace clang;
+
+bool is_map_lookup(const Expr *e) {
+  const auto *call = dyn_cast<CallExpr>(e->IgnoreParenCasts());
+  if (!call)
+    return false;
+  // The helper is a pointer variable, so the callee is not a FunctionDecl.
+  const auto *ref = dyn_cast<DeclRefExpr>(call->getCallee()->IgnoreParenCasts());
+  return ref && ref->getDecl()->getName() == "bpf_map_lookup_elem";
+}
+
+// Whether the lvalue is reached through a pointer that needs a probe read.
+bool needs_read(const Expr *lvalue);
+
+// Whether `p` points at memory the program may load directly: the context
+// (`__ctx`), the record (`__r`), map values, or lvalues not reached through
+// any pointer (locals, arrays inside them).
+bool is_direct_pointer(const Expr *p) {
+  for (;;) {
+    p = p->IgnoreParenCasts();
+    const auto *bin = dyn_cast<BinaryOperator>(p);
+    if (!bin || !bin->isAdditiveOp())
+      break;
+    p = bin->getLHS()->getType()->isPointerType() ? bin->getLHS() : bin->getRHS();
+  }
+  if (p->getType()->isArrayType())
+    return !needs_read(p);
+  if (const auto *op = dyn_cast<UnaryOperator>(p); op && op->getOpcode() == UO_AddrOf)
+    return !needs_read(op->getSubExpr());
+  if (is_map_lookup(p))
+    return true;
+  const auto *ref = dyn_cast<DeclRefExpr>(p);
+  const auto *var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+  if (!var)
+    return false;
+  if (var->getName().starts_with("__"))
+    return true;
+  return var->hasLocalStorage() && var->getInit() && is_map_lookup(var->getInit());
+}
+
+// The pointer through which `lvalue` is accessed (the base of its nearest
+// `->`, `*` or `[]`), or null when it names a variable or an rvalue's member.
+const Expr *access_pointer(const Expr *lvalue) {
+  for (const Expr *e = lvalue->IgnoreParens();;) {
+    if (const auto *member = dyn_cast<MemberExpr>(e)) {
+      if (member->isArrow())
+        return member->getBase();
+      e = member->getBase()->IgnoreParens();
+    } else if (const auto *op = dyn_cast<UnaryOperator>(e)) {
+      return op->getOpcode() == UO_Deref ? op->getSubExpr() : nullptr;
+    } else if (const auto *sub = dyn_cast<ArraySubscriptExpr>(e)) {
+      return sub->getBase();
+    } else {
+      return nullptr;
+    }
+  }
+}
+
+bool needs_read(const Expr *lvalue) {
+  const Expr *pointer = access_pointer(lvalue);
+  return pointer && !is_direct_pointer(pointer);
+}
+
+// The array a subscript indexes, or null when it indexes a pointer.
+const Expr *subscripted_array(const ArraySubscriptExpr *sub) {
+  const auto *cast = dyn_cast<ImplicitCastExpr>(sub->getBase()->IgnoreParens());
+  if (!cast || cast->getCastKind() != CK_ArrayToPointerDecay)
+    return nullptr;
+  return cast->getSubExpr()->IgnoreParens();
+}
+
+// `p->path` where the path after the arrow is only `.member` and array
+// subscripts, so that it can be read as __mt_rd(p, path).
+const MemberExpr *arrow_root(const Expr *lvalue) {
+  for (const Expr *e = lvalue->IgnoreParens();;) {
+    if (const auto *member = dyn_cast<MemberExpr>(e)) {
+      if (member->isArrow())
+        return member;
+      e = member->getBase()->IgnoreParens();
+    } else if (const auto *sub = dyn_cast<ArraySubscriptExpr>(e)) {
+      if (sub->getBase() != sub->getLHS())
+        return nullptr;  // `i[arr]`
+      e = subscripted_array(sub);
+      if (!e)
+        return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+}
+
+bool is_bit_field(const Expr *lvalue) {
+  const auto *member = dyn_cast<MemberExpr>(lvalue->IgnoreParens());
+  const auto *field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+  return field && field->isBitField();
+}
+
+// Edits of one read, checked as a whole before any is applied. Opening
+// text goes after text already inserted at its place and closing text
+// before it, so that reads visited outside-in nest properly.
+class ReadEdits {
+ public:
+  ReadEdits(const SourceManager &sm, const LangOptions &lang, FileID file)
+      : sm_(sm), lang_(lang), file_(file) {}
+
+  void open_before(const Expr *e, std::string text) {
+    add(sm_.getExpansionRange(e->getBeginLoc()).getBegin(), 0, std::move(text), Kind::Open);
+  }
+  void close_after(const Expr *e, std::string text) {
+    CharSourceRange range = sm_.getExpansionRange(e->getEndLoc());
+    SourceLocation end = range.getEnd();
+    if (range.isTokenRange())
+      end = Lexer::getLocForEndOfToken(end, 0, sm_, lang_);
+    add(end, 0, std::move(text), Kind::Close);
+  }
+  // Replaces a token the user wrote; a token from a macro fails the read.
+  void replace_token(SourceLocation loc, unsigned length, std::string text) {
+    add(loc.isFileID() ? loc : SourceLocation(), length, std::move(text), Kind::Replace);
+  }
+  void fail() { ok_ = false; }
+
+  bool apply(Rewriter &rewriter) const {
+    if (!ok_)
+      return false;
+    for (const Edit &edit : edits_)
+      if (edit.loc.isInvalid() || !edit.loc.isFileID() || sm_.getFileID(edit.loc) != file_)
+        return false;
+    for (const Edit &edit : edits_) {
+      if (edit.kind == Kind::Replace)
+        rewriter.ReplaceText(edit.loc, edit.length, edit.text);
+      else
+        rewriter.InsertText(edit.loc, edit.text, edit.kind == Kind::Open);
+    }
+    return true;
+  }
+
+ private:
+  enum class Kind { Open, Close, Replace };
+  struct Edit {
+    SourceLocation loc;
+    unsigned length;
+    std::string text;
+    Kind kind;
+  };
+  void add(SourceLocation loc, unsigned length, std::string text, Kind kind) {
+    edits_.push_back({loc, length, std::move(text), kind});
+  }
+
+  const SourceManager &sm_;
+  const LangOptions &lang_;
+  FileID file_;
+  std::vector<Edit> edits_;
+  bool ok_ = true;
+};
+
+class Visitor : public RecursiveASTVisitor<Visitor> {
+ public:
+  Visitor(ASTContext &context, Rewriter &rewriter)
+      : sm_(context.getSourceManager()), lang_(context.getLangOpts()), rewriter_(rewriter) {}
+
+  // Unevaluated operands read nothing.
+  bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) { return true; }
+  bool TraverseOffsetOfExpr(OffsetOfExpr *) { return true; }
+  bool TraverseTypeOfExprTypeLoc(TypeOfExprTypeLoc) { return true; }
+  bool TraverseTypeOfExprType(TypeOfExprType *) { return true; }
+  bool TraverseGenericSelectionExpr(GenericSelectionExpr *e) {
+    return e->isResultDependent() || TraverseStmt(e->getResultExpr());
+  }
+
+  // Only loads are reads: address computations, array decay and
+  // assignment targets carry no lvalue-to-rvalue conversion.
+  bool VisitImplicitCastExpr(ImplicitCastExpr *cast) {
+    if (cast->getCastKind() == CK_LValueToRValue)
+      rewrite_read(cast->getSubExpr()->IgnoreParens());
+    return true;
+  }
+
+ private:
+  void rewrite_read(const Expr *lvalue) {
+    if (!needs_read(lvalue) || is_bit_field(lvalue))
+      return;
+    ReadEdits edits(sm_, lang_, sm_.getMainFileID());
+    // The read's last token is the user's, not a macro's.
+    if (!lvalue->getEndLoc().isFileID())
+      edits.fail();
+    if (const MemberExpr *arrow = arrow_root(lvalue)) {
+      // p->path => __mt_rd(p, path)
+      edits.open_before(arrow->getBase(), "__mt_rd(");
+      SourceLocation op_loc = arrow->getOperatorLoc();
+      if (op_loc.isInvalid())
+        op_loc = token_after(arrow->getBase(), tok::arrow);
+      edits.replace_token(op_loc, 2, ", ");
+      edits.close_after(lvalue, ")");
+    } else if (const auto *op = dyn_cast<UnaryOperator>(lvalue)) {
+      // *p => __mt_deref(p)
+      edits.replace_token(op->getOperatorLoc(), 1, "__mt_deref(");
+      edits.close_after(lvalue, ")");
+    } else if (const auto *sub = dyn_cast<ArraySubscriptExpr>(lvalue);
+               sub && sub->getBase() == sub->getLHS() && !subscripted_array(sub)) {
+      // p[i] => __mt_idx(p, i)
+      edits.open_before(sub->getBase(), "__mt_idx(");
+      edits.replace_token(token_after(sub->getBase(), tok::l_square), 1, ", ");
+      edits.replace_token(sub->getRBracketLoc(), 1, ")");
+    } else {
+      // (*p).x, p[1].x, p[1][2]: read the whole lvalue by its address.
+      edits.open_before(lvalue, "__mt_deref(&");
+      edits.close_after(lvalue, ")");
+    }
+    edits.apply(rewriter_);
+  }
+
+  // The `->` or `[` after an operand, found by lexing: the AST has no `[`
+  // location, nor a `->` location for members of anonymous structs.
+  SourceLocation token_after(const Expr *operand, tok::TokenKind kind) const {
+    SourceLocation end = sm_.getExpansionRange(operand->getEndLoc()).getEnd();
+    std::optional<Token> token = Lexer::findNextToken(end, sm_, lang_);
+    return token && token->is(kind) ? token->getLocation() : SourceLocation();
+  }
+
+  const SourceManager &sm_;
+  const LangOptions &lang_;
+  Rewriter &rewriter_;
+};
+
+}  // namespace
+
+std::string rewrite_pointer_reads(clang::ASTContext &context,
+                                  const std::set<std::string> &functions) {
+  clang::Rewriter rewriter(context.getSourceManager(), context.getLangOpts());
+  Visitor visitor(context, rewriter);
+  for (clang::Decl *decl : context.getTranslationUnitDecl()->decls()) {
+    const auto *function = llvm::dyn_cast<clang::FunctionDecl>(decl);
+    if (function && function->doesThisDeclarationHaveABody() &&
+        functions.count(function->getNameAsString()))
+      visitor.TraverseStmt(function->getBody());
+  }
+  const clang::RewriteBuffer *buffer =
+      rewriter.getRewriteBufferFor(context.getSourceManager().getMainFileID());
+  return buffer ? std::string(buffer->begin(), buffer->end()) : std::string();
+}
+
+}  // namespace mt

@@ -1,0 +1,225 @@
+#include "compiler/kernel_btf.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace mt {
+
+namespace {
+
+std::string name_of(const struct btf *btf, const struct btf_type *t) {
+  const char *n = btf__name_by_offset(btf, t->name_off);
+  return n ? n : "";
+}
+
+bool signature_from_proto(const struct btf *btf, int proto_id, size_t skip, BtfSignature &out) {
+  const struct btf_type *proto = btf__type_by_id(btf, proto_id);
+  if (!proto || !btf_is_func_proto(proto))
+    return false;
+  out.return_type = proto->type;
+  const struct btf_param *p = btf_params(proto);
+  for (int i = 0; i < btf_vlen(proto); i++) {
+    if (static_cast<size_t>(i) < skip)
+      continue;
+    const char *n = btf__name_by_offset(btf, p[i].name_off);
+    out.params.push_back({n && *n ? n : "arg" + std::to_string(i - skip), (int)p[i].type});
+  }
+  return true;
+}
+
+std::string int_type(int size, bool is_signed) {
+  switch (size) {
+  case 1: return is_signed ? "__s8" : "__u8";
+  case 2: return is_signed ? "__s16" : "__u16";
+  case 4: return is_signed ? "__s32" : "__u32";
+  case 8: return is_signed ? "__s64" : "__u64";
+  case 16: return is_signed ? "__int128" : "unsigned __int128";
+  }
+  return "__u8";
+}
+
+}  // namespace
+
+KernelBtf *KernelBtf::get() {
+  static KernelBtf *instance = [] {
+    libbpf_set_print(nullptr);
+    struct btf *btf = btf__load_vmlinux_btf();
+    return btf ? new KernelBtf(btf) : nullptr;
+  }();
+  return instance;
+}
+
+KernelBtf::~KernelBtf() { btf__free(btf_); }
+
+bool KernelBtf::function_signature(const std::string &function, BtfSignature &out) const {
+  int id = btf__find_by_name_kind(btf_, function.c_str(), BTF_KIND_FUNC);
+  if (id < 0)
+    return false;
+  return signature_from_proto(btf_, btf__type_by_id(btf_, id)->type, 0, out);
+}
+
+bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature &out) const {
+  int id = btf__find_by_name_kind(btf_, ("btf_trace_" + event).c_str(), BTF_KIND_TYPEDEF);
+  if (id < 0)
+    return false;
+  const struct btf_type *ptr = btf__type_by_id(btf_, btf__type_by_id(btf_, id)->type);
+  if (!ptr || !btf_is_ptr(ptr))
+    return false;
+  return signature_from_proto(btf_, ptr->type, 1, out);  // skips `void *__data`
+}
+
+std::vector<std::string> KernelBtf::function_names() const {
+  std::vector<std::string> names;
+  for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
+    const struct btf_type *t = btf__type_by_id(btf_, id);
+    if (btf_is_func(t))
+      names.push_back(name_of(btf_, t));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::vector<std::string> KernelBtf::raw_tracepoint_names() const {
+  std::vector<std::string> names;
+  for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
+    const struct btf_type *t = btf__type_by_id(btf_, id);
+    std::string n = name_of(btf_, t);
+    if (btf_is_typedef(t) && n.rfind("btf_trace_", 0) == 0)
+      names.push_back(n.substr(10));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+CTypeEmitter::CTypeEmitter(const struct btf *btf, std::set<std::string> used_members)
+    : btf_(btf), used_members_(std::move(used_members)) {}
+
+int CTypeEmitter::skip_modifiers(int id) const {
+  for (;;) {
+    const struct btf_type *t = btf__type_by_id(btf_, id);
+    if (!t || !(btf_is_mod(t) || btf_is_typedef(t) || btf_is_type_tag(t)))
+      return id;
+    id = t->type;
+  }
+}
+
+std::string CTypeEmitter::declare(int type_id, const std::string &name) {
+  int id = skip_modifiers(type_id);
+  const struct btf_type *t = btf__type_by_id(btf_, id);
+  auto spaced = [&](const std::string &type) { return name.empty() ? type : type + " " + name; };
+  if (id == 0 || !t)
+    return spaced("void");
+  if (btf_is_int(t))
+    return spaced(btf_int_bits(t) == 1 || btf_int_encoding(t) & BTF_INT_BOOL
+                      ? "bool"
+                      : btf_int_encoding(t) & BTF_INT_CHAR
+                          ? "char"
+                          : int_type(t->size, btf_int_encoding(t) & BTF_INT_SIGNED));
+  if (btf_is_any_enum(t))
+    return spaced(int_type(t->size, btf_is_enum(t) ? true : btf_kflag(t)));
+  if (btf_is_float(t))
+    return spaced(t->size == 4 ? "float" : "double");
+  if (btf_is_ptr(t)) {
+    int target = skip_modifiers(t->type);
+    const struct btf_type *pt = btf__type_by_id(btf_, target);
+    if (pt && btf_is_func_proto(pt))
+      return spaced("void *");
+    if (pt && (btf_is_composite(pt) || btf_is_fwd(pt))) {
+      // Pointed-to records are defined only when the script names members.
+      std::string kind = btf_is_union(pt) || (btf_is_fwd(pt) && btf_kflag(pt)) ? "union " : "struct ";
+      std::string rec = name_of(btf_, pt);
+      if (rec.empty() || btf_is_fwd(pt))
+        return spaced("void *");
+      define_record(target);
+      return kind + rec + " *" + name;
+    }
+    return declare(t->type, "*" + name);
+  }
+  if (btf_is_array(t)) {
+    const struct btf_array *a = btf_array(t);
+    return declare(a->type, name + "[" + std::to_string(a->nelems) + "]");
+  }
+  if (btf_is_composite(t)) {
+    std::string rec = define_record(id);
+    return spaced(rec);
+  }
+  return spaced("void *");
+}
+
+std::string CTypeEmitter::define_record(int id) {
+  auto known = record_names_.find(id);
+  if (known != record_names_.end())
+    return known->second;
+  const struct btf_type *t = btf__type_by_id(btf_, id);
+  std::string kind = btf_is_union(t) ? "union" : "struct";
+  std::string name = name_of(btf_, t);
+  if (name.empty())
+    name = "__mt_anon_" + std::to_string(id);
+  std::string full = kind + " " + name;
+  record_names_[id] = full;
+  forward_.insert(full + ";");
+  std::string body;
+  // Members of anonymous inner records are lifted into this record: CO-RE
+  // finds them by name in the kernel's layout.
+  std::vector<std::pair<int, const struct btf_type *>> stack{{id, t}};
+  while (!stack.empty()) {
+    auto [rid, rt] = stack.back();
+    stack.pop_back();
+    const struct btf_member *m = btf_members(rt);
+    for (int i = 0; i < btf_vlen(rt); i++) {
+      std::string mname = btf__name_by_offset(btf_, m[i].name_off);
+      if (mname.empty()) {
+        int inner = skip_modifiers(m[i].type);
+        const struct btf_type *it = btf__type_by_id(btf_, inner);
+        if (it && btf_is_composite(it))
+          stack.push_back({inner, it});
+        continue;
+      }
+      if (!used_members_.count(mname) || btf_member_bitfield_size(rt, i))
+        continue;
+      body += "  " + declare(m[i].type, mname) + ";\n";
+    }
+  }
+  definitions_.push_back(full + " {\n" + body + "} __attribute__((preserve_access_index));\n");
+  return full;
+}
+
+std::string CTypeEmitter::definitions() const {
+  std::string out;
+  for (const auto &f : forward_)
+    out += f + "\n";
+  // Members are pointers or were defined first (declare() recursed into
+  // them before the enclosing definition was pushed), so order is right.
+  for (const auto &d : definitions_)
+    out += d;
+  return out;
+}
+
+std::set<std::string> member_names_in(const std::vector<std::string> &expressions) {
+  std::set<std::string> names;
+  for (const auto &e : expressions) {
+    for (size_t i = 0; i < e.size(); i++) {
+      size_t start;
+      if (e[i] == '.')
+        start = i + 1;
+      else if (e[i] == '-' && i + 1 < e.size() && e[i + 1] == '>')
+        start = i + 2;
+      else
+        continue;
+      while (start < e.size() && std::isspace((unsigned char)e[start]))
+        start++;
+      size_t end = start;
+      while (end < e.size() && (std::isalnum((unsigned char)e[end]) || e[end] == '_'))
+        end++;
+      if (end > start)
+        names.insert(e.substr(start, end - start));
+    }
+  }
+  return names;
+}
+
+}  // namespace mt

@@ -1,0 +1,69 @@
+// The running kernel's BTF: function signatures for kprobe/fentry/tp_btf
+// arguments, and C definitions of just the struct members a script uses.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+struct btf;
+
+namespace mt {
+
+struct BtfParam {
+  std::string name;
+  int type_id = 0;
+};
+
+struct BtfSignature {
+  std::vector<BtfParam> params;
+  int return_type = 0;  // 0: void
+};
+
+class KernelBtf {
+ public:
+  // Loaded on first use from /sys/kernel/btf/vmlinux; nullptr if absent.
+  static KernelBtf *get();
+  explicit KernelBtf(struct btf *btf) : btf_(btf) {}
+  ~KernelBtf();
+  KernelBtf(const KernelBtf &) = delete;
+  KernelBtf &operator=(const KernelBtf &) = delete;
+
+  const struct btf *raw() const { return btf_; }
+  bool function_signature(const std::string &function, BtfSignature &out) const;
+  // tp_btf / raw tracepoint arguments, from the btf_trace_<event> typedef.
+  bool raw_tracepoint_signature(const std::string &event, BtfSignature &out) const;
+  std::vector<std::string> function_names() const;
+  std::vector<std::string> raw_tracepoint_names() const;
+
+ private:
+  struct btf *btf_;
+};
+
+// Turns BTF types into C declarations. Structs are emitted with only the
+// members whose names the script mentions, marked preserve_access_index so
+// libbpf relocates each access against the running kernel (CO-RE).
+class CTypeEmitter {
+ public:
+  CTypeEmitter(const struct btf *btf, std::set<std::string> used_members);
+  // "struct file *file", registering what the declaration needs.
+  std::string declare(int type_id, const std::string &name);
+  // Definitions of every struct and union declared so far, in dependency order.
+  std::string definitions() const;
+
+ private:
+  std::string define_record(int type_id);
+  int skip_modifiers(int type_id) const;
+
+  const struct btf *btf_;
+  std::set<std::string> used_members_;
+  std::map<int, std::string> record_names_;  // type id -> emitted name
+  std::set<std::string> forward_;            // "struct x;" lines
+  std::vector<std::string> definitions_;     // complete definitions, ordered
+  std::set<int> defining_;
+};
+
+// Identifier-like tokens that follow '.' or '->' in C expressions.
+std::set<std::string> member_names_in(const std::vector<std::string> &expressions);
+
+}  // namespace mt

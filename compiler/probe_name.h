@@ -1,0 +1,47 @@
+// Parses probe names such as tracepoint:io_uring:io_uring_complete into
+// their kind and parts; bpftrace's short aliases are accepted too.
+#pragma once
+#include <optional>
+#include <string>
+
+namespace mt {
+
+enum class ProbeKind {
+  Tracepoint,
+  TpBtf,
+  RawTracepoint,
+  Kprobe,
+  Kretprobe,
+  Fentry,
+  Fexit,
+  Uprobe,
+  Uretprobe,
+  Interval,
+  Begin,
+  End,
+};
+
+struct ProbeName {
+  ProbeKind kind;
+  std::string category;  // tracepoint category
+  std::string target;    // event, function, or uprobe binary path
+  std::string symbol;    // uprobe symbol
+  long interval_ms = 0;
+
+  // Kernel-side probes get a BPF program; begin/end/interval run in Lua.
+  bool in_kernel() const;
+  // Probe kinds whose pointers may be dereferenced directly (BTF-typed).
+  bool has_direct_btf_access() const;
+  bool has_wildcard() const;
+  std::string to_string() const;
+};
+
+const char *kind_name(ProbeKind kind);
+
+// Returns the parsed name, or nullopt with `error` set.
+std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &error);
+
+// Shell-style glob with * and ?.
+bool glob_match(const std::string &pattern, const std::string &text);
+
+}  // namespace mt

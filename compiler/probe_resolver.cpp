@@ -1,0 +1,268 @@
+#include "compiler/probe_resolver.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "compiler/error.h"
+
+namespace mt {
+
+std::optional<TraceFormat> KernelFacts::tracepoint(const std::string &category,
+                                                   const std::string &event) {
+  std::string error;
+  auto format = read_trace_format(category, event, error);
+  if (!format && !error.empty())
+    throw Error(error);
+  return format;
+}
+
+std::vector<std::string> KernelFacts::tracepoint_names() { return list_tracepoints(); }
+
+const KernelBtf *KernelFacts::btf() { return KernelBtf::get(); }
+
+bool KernelFacts::has_kprobes() {
+  // Without CONFIG_KPROBES the kernel has no kprobe_events interface.
+  std::string root = tracefs_root();
+  return !root.empty() && access((root + "/kprobe_events").c_str(), F_OK) == 0;
+}
+
+std::string KernelFacts::fentry_unavailable_reason() {
+  static std::string reason = [this]() -> std::string {
+    const KernelBtf *kbtf = btf();
+    if (!kbtf)
+      return "the kernel has no BTF";
+    int fn = btf__find_by_name_kind(kbtf->raw(), "vfs_read", BTF_KIND_FUNC);
+    if (fn < 0)
+      return "the kernel's BTF has no vfs_read to test fentry with";
+    struct bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+                .attach_btf_id = (__u32)fn);
+    int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "mt_fentry_test", "GPL", insns, 2, &opts);
+    if (fd >= 0) {
+      close(fd);
+      return "";
+    }
+    return std::string("the kernel refuses fentry/fexit programs (") + std::strerror(errno) + ")";
+  }();
+  return reason;
+}
+
+namespace {
+
+std::vector<std::string> btf_names(KernelFacts &kernel, ProbeKind kind) {
+  const KernelBtf *kbtf = kernel.btf();
+  if (!kbtf)
+    return {};
+  if (kind == ProbeKind::TpBtf || kind == ProbeKind::RawTracepoint)
+    return kbtf->raw_tracepoint_names();
+  return kbtf->function_names();
+}
+
+// Concrete probes for one alternative; empty when this kernel has none.
+// `why` explains an absence.
+std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, std::string &why) {
+  std::vector<ResolvedProbe> out;
+  auto add = [&](ProbeName concrete) {
+    ResolvedProbe p;
+    p.name = std::move(concrete);
+    out.push_back(std::move(p));
+  };
+  switch (name.kind) {
+  case ProbeKind::Tracepoint: {
+    if (name.has_wildcard()) {
+      for (const auto &full : kernel.tracepoint_names()) {
+        size_t colon = full.find(':');
+        ProbeName n = name;
+        n.category = full.substr(0, colon);
+        n.target = full.substr(colon + 1);
+        if (glob_match(name.category, n.category) && glob_match(name.target, n.target))
+          add(n);
+      }
+    } else {
+      add(name);
+    }
+    for (auto &p : out)
+      p.format = kernel.tracepoint(p.name.category, p.name.target);
+    std::erase_if(out, [](const ResolvedProbe &p) { return !p.format; });
+    if (out.empty())
+      why = "no such tracepoint";
+    return out;
+  }
+  case ProbeKind::Uprobe:
+  case ProbeKind::Uretprobe:
+    if (access(name.target.c_str(), R_OK) != 0) {
+      why = "cannot read " + name.target + ": " + std::strerror(errno);
+      return out;
+    }
+    add(name);
+    return out;
+  case ProbeKind::Interval:
+  case ProbeKind::Begin:
+  case ProbeKind::End:
+    add(name);
+    return out;
+  default:
+    break;
+  }
+  // BTF-described functions and raw tracepoints.
+  const KernelBtf *kbtf = kernel.btf();
+  if (!kbtf) {
+    why = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
+    return out;
+  }
+  std::vector<std::string> targets;
+  if (name.has_wildcard()) {
+    for (const auto &n : btf_names(kernel, name.kind))
+      if (glob_match(name.target, n))
+        targets.push_back(n);
+  } else {
+    targets.push_back(name.target);
+  }
+  bool raw = name.kind == ProbeKind::TpBtf || name.kind == ProbeKind::RawTracepoint;
+  for (const auto &t : targets) {
+    ProbeName n = name;
+    n.target = t;
+    ResolvedProbe p;
+    p.name = n;
+    p.has_signature = raw ? kbtf->raw_tracepoint_signature(t, p.signature)
+                          : kbtf->function_signature(t, p.signature);
+    if (p.has_signature)
+      out.push_back(std::move(p));
+  }
+  if (out.empty())
+    why = raw ? "no such raw tracepoint in the kernel's BTF" : "no such function in the kernel's BTF";
+  return out;
+}
+
+// Why a probe kind that exists in BTF still cannot be used here.
+std::string kind_unavailable(const ProbeName &name, KernelFacts &kernel) {
+  switch (name.kind) {
+  case ProbeKind::Kprobe:
+  case ProbeKind::Kretprobe:
+    return kernel.has_kprobes() ? ""
+                                : "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a "
+                                  "tracepoint instead";
+  case ProbeKind::Fentry:
+  case ProbeKind::Fexit:
+    return kernel.fentry_unavailable_reason();
+  default:
+    return "";
+  }
+}
+
+std::vector<std::string> candidate_names(const ProbeName &name, KernelFacts &kernel) {
+  std::vector<std::string> names;
+  if (name.kind == ProbeKind::Tracepoint) {
+    for (const auto &n : kernel.tracepoint_names())
+      names.push_back("tracepoint:" + n);
+  } else {
+    for (const auto &n : btf_names(kernel, name.kind))
+      names.push_back(std::string(kind_name(name.kind)) + ":" + n);
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> nearest_names(const std::string &name,
+                                       const std::vector<std::string> &candidates, size_t count) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  std::vector<size_t> row(name.size() + 1);
+  for (const auto &c : candidates) {
+    for (size_t i = 0; i <= name.size(); i++)
+      row[i] = i;
+    for (size_t j = 1; j <= c.size(); j++) {
+      size_t diag = row[0];
+      row[0] = j;
+      for (size_t i = 1; i <= name.size(); i++) {
+        size_t up = row[i];
+        row[i] = std::min({row[i] + 1, row[i - 1] + 1, diag + (name[i - 1] != c[j - 1])});
+        diag = up;
+      }
+    }
+    scored.push_back({row[name.size()], c});
+  }
+  size_t n = std::min(count, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + n, scored.end());
+  std::vector<std::string> best;
+  for (size_t i = 0; i < n; i++)
+    best.push_back(scored[i].second);
+  return best;
+}
+
+Resolution resolve_probes(const Declaration &decl, KernelFacts &kernel) {
+  Resolution result;
+  for (const auto &probe : decl.probes) {
+    std::vector<std::string> reasons;
+    bool found = false;
+    for (size_t alt = 0; alt < probe.alternatives.size() && !found; alt++) {
+      const std::string &text = probe.alternatives[alt];
+      std::string error;
+      auto name = parse_probe_name(text, error);
+      if (!name)
+        throw Error(error, probe.where);
+      std::string why;
+      auto concrete = expand(*name, kernel, why);
+      bool last = alt + 1 == probe.alternatives.size();
+      if (!concrete.empty() && !last) {
+        // A later alternative can stand in for a probe kind this kernel lacks.
+        std::string missing = kind_unavailable(*name, kernel);
+        if (!missing.empty()) {
+          concrete.clear();
+          why = missing;
+        }
+      }
+      if (concrete.empty()) {
+        reasons.push_back(text + ": " + why);
+        continue;
+      }
+      found = true;
+      if (probe.alternatives.size() > 1 || name->has_wildcard()) {
+        std::string note = "probe at " + probe.where.file + ":" + std::to_string(probe.where.line) +
+                           ": using " + text;
+        if (name->has_wildcard())
+          note += " (" + std::to_string(concrete.size()) + " matches)";
+        for (const auto &r : reasons)
+          note += "; skipped " + r;
+        result.notes.push_back(note);
+      }
+      for (auto &c : concrete) {
+        c.decl_id = probe.id;
+        (name->in_kernel() ? result.probes : result.user).push_back(std::move(c));
+      }
+    }
+    if (!found) {
+      std::string message;
+      if (probe.alternatives.size() == 1) {
+        message = reasons[0];
+        auto name = parse_probe_name(probe.alternatives[0], message);
+        if (name && !name->has_wildcard()) {
+          auto near = nearest_names(probe.alternatives[0], candidate_names(*name, kernel), 3);
+          if (!near.empty()) {
+            message += "; did you mean ";
+            for (size_t i = 0; i < near.size(); i++)
+              message += (i ? ", " : "") + near[i];
+            message += "?";
+          }
+        }
+      } else {
+        message = "none of the probe's alternatives exists here: ";
+        for (size_t i = 0; i < reasons.size(); i++)
+          message += (i ? "; " : "") + reasons[i];
+      }
+      throw Error(message, probe.where);
+    }
+  }
+  return result;
+}
+
+}  // namespace mt

@@ -1,0 +1,63 @@
+#include "compiler/source_locator.h"
+
+namespace mt {
+
+namespace {
+
+size_t line_start(const std::string &source, int line) {
+  size_t pos = 0;
+  for (int l = 1; l < line && pos != std::string::npos; l++) {
+    pos = source.find('\n', pos);
+    if (pos != std::string::npos)
+      pos++;
+  }
+  return pos;
+}
+
+}  // namespace
+
+ScriptLocation locate_expression(const std::string &source, const std::string &expr,
+                                 ScriptLocation near) {
+  if (expr.empty() || near.line <= 0)
+    return near;
+  // A call spanning lines is reported at its first line: search from there,
+  // then from the top for expressions built elsewhere in the script.
+  auto quoted_at = [&](size_t from) {
+    for (size_t pos = source.find(expr, from); pos != std::string::npos;
+         pos = source.find(expr, pos + 1)) {
+      char before = pos > 0 ? source[pos - 1] : 0;
+      char after = pos + expr.size() < source.size() ? source[pos + expr.size()] : 0;
+      if ((before == '"' || before == '\'' || before == '[') &&
+          (after == '"' || after == '\'' || after == ']'))
+        return pos;
+    }
+    return std::string::npos;
+  };
+  size_t start = line_start(source, near.line);
+  size_t best = start == std::string::npos ? start : quoted_at(start);
+  if (best == std::string::npos)
+    best = quoted_at(0);
+  if (best == std::string::npos)
+    return near;
+  ScriptLocation found = near;
+  found.line = 1;
+  size_t last_newline = std::string::npos;
+  for (size_t i = 0; i < best; i++) {
+    if (source[i] == '\n') {
+      found.line++;
+      last_newline = i;
+    }
+  }
+  found.column = static_cast<int>(best - (last_newline == std::string::npos ? 0 : last_newline + 1)) + 1;
+  return found;
+}
+
+std::string source_line(const std::string &source, int line) {
+  size_t start = line_start(source, line);
+  if (start == std::string::npos || start >= source.size())
+    return "";
+  size_t end = source.find('\n', start);
+  return source.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+}  // namespace mt

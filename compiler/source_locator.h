@@ -1,0 +1,18 @@
+// Finds where an expression string stands in the script's source, so
+// generated C can point Clang's diagnostics at the exact script column.
+#pragma once
+#include <string>
+
+#include "compiler/declaration.h"
+
+namespace mt {
+
+// Looks for `expr` inside a string literal at or after `near.line`; on
+// success fills in line and column, otherwise returns `near` unchanged.
+ScriptLocation locate_expression(const std::string &source, const std::string &expr,
+                                 ScriptLocation near);
+
+// The text of one line of `source` (1-based), without its newline.
+std::string source_line(const std::string &source, int line);
+
+}  // namespace mt

@@ -1,0 +1,29 @@
+// The command line: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS].
+#pragma once
+#include <string>
+#include <vector>
+
+namespace mt {
+
+struct Options {
+  std::string script;                    // path, or a shipped script's name
+  std::vector<std::string> script_args;  // everything after the script
+  std::string command;                   // -c
+  int pid = 0;                           // -p
+  std::string output;                    // -o
+  double duration = 0;                   // --duration, seconds; 0: until stopped
+  int verbose = 0;                       // -v
+  bool emit_c = false;                   // --emit-c
+  bool unsafe = false;                   // --unsafe
+  bool no_cache = false;                 // --no-cache
+  bool help = false;
+  bool version = false;
+  bool list_scripts = false;             // moontrace list
+};
+
+// Throws mt::Error on bad engine options.
+Options parse_command_line(int argc, char **argv);
+
+const char *usage_text();
+
+}  // namespace mt

@@ -1,0 +1,115 @@
+#include "runtime/lua_sandbox.h"
+
+#include <lua.hpp>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "compiler/embedded_files.h"
+
+namespace mt {
+
+namespace {
+
+// package.searchers entry for the stdlib built into the binary.
+int search_stdlib(lua_State *L) {
+  std::string name = luaL_checkstring(L, 1);
+  for (auto &c : name)
+    if (c == '.')
+      c = '/';
+  const char *source = embedded_lua(name + ".lua", kLuaFiles);
+  if (!source) {
+    lua_pushfstring(L, "no built-in module '%s'", name.c_str());
+    return 1;
+  }
+  std::string chunk = "@stdlib/" + name + ".lua";
+  if (luaL_loadbuffer(L, source, std::strlen(source), chunk.c_str()) != LUA_OK)
+    return lua_error(L);
+  lua_pushstring(L, chunk.c_str() + 1);
+  return 2;
+}
+
+void remove_global(lua_State *L, const char *name) {
+  lua_pushnil(L);
+  lua_setglobal(L, name);
+}
+
+}  // namespace
+
+const char *embedded_lua(const std::string &file_name, const std::vector<EmbeddedFile> &files) {
+  for (const auto &f : files)
+    if (file_name == f.name)
+      return f.content;
+  return nullptr;
+}
+
+std::vector<std::string> module_dirs_for(const std::string &script_path) {
+  std::vector<std::string> dirs;
+  size_t slash = script_path.rfind('/');
+  dirs.push_back(slash == std::string::npos ? "." : script_path.substr(0, slash));
+  if (const char *path = std::getenv("MOONTRACE_PATH")) {
+    std::string all = path;
+    for (size_t start = 0; start <= all.size();) {
+      size_t colon = all.find(':', start);
+      if (colon == std::string::npos)
+        colon = all.size();
+      if (colon > start)
+        dirs.push_back(all.substr(start, colon - start));
+      start = colon + 1;
+    }
+  }
+  return dirs;
+}
+
+lua_State *new_sandboxed_state(const SandboxOptions &options) {
+  lua_State *L = luaL_newstate();
+  const luaL_Reg safe_libs[] = {
+      {LUA_GNAME, luaopen_base},          {LUA_LOADLIBNAME, luaopen_package},
+      {LUA_COLIBNAME, luaopen_coroutine}, {LUA_TABLIBNAME, luaopen_table},
+      {LUA_STRLIBNAME, luaopen_string},   {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8},
+  };
+  for (const auto &lib : safe_libs) {
+    luaL_requiref(L, lib.name, lib.func, 1);
+    lua_pop(L, 1);
+  }
+  if (options.unsafe) {
+    const luaL_Reg unsafe_libs[] = {
+        {LUA_IOLIBNAME, luaopen_io}, {LUA_OSLIBNAME, luaopen_os}, {LUA_DBLIBNAME, luaopen_debug}};
+    for (const auto &lib : unsafe_libs) {
+      luaL_requiref(L, lib.name, lib.func, 1);
+      lua_pop(L, 1);
+    }
+  } else {
+    for (const char *name : {"dofile", "loadfile", "load"})
+      remove_global(L, name);
+  }
+
+  // require: built-in stdlib first, then Lua files in the module dirs;
+  // never C modules.
+  lua_getglobal(L, LUA_LOADLIBNAME);
+  std::string path;
+  for (const auto &dir : options.module_dirs)
+    path += dir + "/?.lua;" + dir + "/?/init.lua;";
+  lua_pushstring(L, path.c_str());
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, "");
+  lua_setfield(L, -2, "cpath");
+  if (!options.unsafe) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, "loadlib");
+  }
+  lua_getfield(L, -1, "searchers");  // package, searchers
+  lua_newtable(L);                    // package, searchers, ours
+  lua_rawgeti(L, -2, 1);              // package.preload
+  lua_rawseti(L, -2, 1);
+  lua_pushcfunction(L, search_stdlib);
+  lua_rawseti(L, -2, 2);
+  lua_rawgeti(L, -2, 2);  // Lua files along package.path
+  lua_rawseti(L, -2, 3);
+  lua_setfield(L, -3, "searchers");
+  lua_pop(L, 2);
+  return L;
+}
+
+}  // namespace mt

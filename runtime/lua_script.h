@@ -1,0 +1,62 @@
+// A script's Lua side. Running the chunk builds the Declaration through
+// probe() and param(); afterwards the same state runs per-event, interval,
+// begin and end handlers.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/declaration.h"
+#include "runtime/lua_sandbox.h"
+
+struct lua_State;
+
+namespace mt {
+
+class Output;
+class ScriptArgs;
+
+struct ScriptSource {
+  std::string path;  // as shown in messages and #line directives
+  std::string text;
+};
+
+// A script path on disk, else a shipped script by name ("demo" or
+// "demo.lua"); throws mt::Error if neither exists.
+ScriptSource load_script_source(const std::string &name_or_path);
+
+class LuaScript {
+ public:
+  LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args, Output &output);
+  ~LuaScript();
+  LuaScript(const LuaScript &) = delete;
+  LuaScript &operator=(const LuaScript &) = delete;
+
+  // Runs the script's top level; throws mt::Error ("file:line: message").
+  void declare();
+  const Declaration &declaration() const { return decl_; }
+  const ScriptSource &source() const { return source_; }
+  lua_State *state() { return L_; }
+
+  // Run phase. The fill callback pushes nothing and fills the table on
+  // top of the stack with an event's fields.
+  bool has_handler(int decl_id) const { return handlers_.count(decl_id) > 0; }
+  void call_event(int decl_id, const std::function<void(lua_State *)> &fill);
+  void call(int decl_id);  // begin, end and interval handlers
+  bool exit_requested() const { return exit_requested_; }
+
+ private:
+  friend struct LuaApi;
+  void call_handler_on_stack(int nargs);
+
+  lua_State *L_;
+  ScriptSource source_;
+  ScriptArgs &args_;
+  Output &output_;
+  Declaration decl_;
+  std::map<int, int> handlers_;  // decl id -> registry ref
+  bool exit_requested_ = false;
+};
+
+}  // namespace mt

@@ -1,0 +1,135 @@
+#include "runtime/script_params.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "compiler/error.h"
+
+namespace mt {
+
+ScriptArgs::ScriptArgs(std::vector<std::string> args) : args_(std::move(args)), used_(args_.size()) {
+  for (size_t i = 0; i < args_.size(); i++)
+    if (args_[i] == "--help" || args_[i] == "-h") {
+      help_ = true;
+      used_[i] = true;
+    }
+}
+
+std::string ScriptArgs::take_value(const Param &param) {
+  std::string value = param.default_text;
+  std::string long_name = "--" + param.name;
+  for (size_t i = 0; i < args_.size(); i++) {
+    const std::string &a = args_[i];
+    bool is_short = !param.short_name.empty() && a == "-" + param.short_name;
+    std::string given = a;
+    if (a.rfind(long_name + "=", 0) == 0) {
+      value = a.substr(long_name.size() + 1);
+    } else if (a == long_name || is_short) {
+      if (param.type == ParamType::Bool) {
+        value = "true";
+      } else if (i + 1 < args_.size()) {
+        value = args_[i + 1];
+        used_[i + 1] = true;
+      } else {
+        throw Error("option " + a + " needs a value (" + param_type_name(param.type) + ")");
+      }
+    } else if (param.type == ParamType::Bool && a == "--no-" + param.name) {
+      value = "false";
+    } else {
+      continue;
+    }
+    used_[i] = true;
+    std::string why;
+    if (!validate_param(param.type, value, why))
+      throw Error("invalid value '" + value + "' for " + given.substr(0, given.find('=')) + ": " + why);
+  }
+  return value;
+}
+
+void ScriptArgs::check_all_used() const {
+  for (size_t i = 0; i < args_.size(); i++)
+    if (!used_[i])
+      throw Error("unknown script option '" + args_[i] + "' (see the script's --help)");
+}
+
+bool validate_param(ParamType type, const std::string &text, std::string &why) {
+  char *end = nullptr;
+  errno = 0;
+  switch (type) {
+  case ParamType::Int:
+    std::strtoll(text.c_str(), &end, 0);
+    if (text.empty() || *end || errno) {
+      why = "expected an integer";
+      return false;
+    }
+    return true;
+  case ParamType::Uint:
+    std::strtoull(text.c_str(), &end, 0);
+    if (text.empty() || *end || errno || text[0] == '-') {
+      why = "expected a non-negative integer";
+      return false;
+    }
+    return true;
+  case ParamType::Bool:
+    if (text == "true" || text == "false" || text == "1" || text == "0" || text == "yes" ||
+        text == "no")
+      return true;
+    why = "expected true or false";
+    return false;
+  case ParamType::String:
+    if (text.size() < 64)
+      return true;
+    why = "strings are limited to 63 bytes";
+    return false;
+  }
+  return false;
+}
+
+ParamType parse_param_type(const std::string &name, bool &ok) {
+  ok = true;
+  if (name == "int" || name == "integer")
+    return ParamType::Int;
+  if (name == "uint")
+    return ParamType::Uint;
+  if (name == "bool" || name == "boolean")
+    return ParamType::Bool;
+  if (name == "string")
+    return ParamType::String;
+  ok = false;
+  return ParamType::Int;
+}
+
+const char *param_type_name(ParamType type) {
+  switch (type) {
+  case ParamType::Int: return "int";
+  case ParamType::Uint: return "uint";
+  case ParamType::Bool: return "bool";
+  case ParamType::String: return "string";
+  }
+  return "?";
+}
+
+std::string params_help(const std::string &script, const std::vector<Param> &params) {
+  std::string out = "usage: moontrace [ENGINE OPTIONS] " + script + " [SCRIPT OPTIONS]\n";
+  if (params.empty())
+    return out + "\nThis script has no options.\n";
+  out += "\nScript options:\n";
+  for (const auto &p : params) {
+    std::string flag = "  ";
+    flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
+    flag += "--" + p.name;
+    if (p.type != ParamType::Bool)
+      flag += std::string(" ") + param_type_name(p.type);
+    if (flag.size() < 28)
+      flag.resize(28, ' ');
+    else
+      flag += "\n" + std::string(28, ' ');
+    out += flag + p.help;
+    if (!p.default_text.empty())
+      out += " (default: " + p.default_text + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace mt

@@ -1,0 +1,318 @@
+#include "runtime/session.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "compiler/c_generator.h"
+#include "compiler/clang_compiler.h"
+#include "compiler/error.h"
+#include "compiler/object_cache.h"
+#include "compiler/probe_resolver.h"
+#include "compiler/source_locator.h"
+#include "runtime/bpf_loader.h"
+#include "runtime/child_process.h"
+#include "runtime/cli.h"
+#include "runtime/event_stream.h"
+#include "runtime/lua_script.h"
+#include "runtime/output.h"
+#include "runtime/record_decoder.h"
+#include "runtime/script_params.h"
+
+namespace mt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a signal must wake the poll
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+// "file:line:col: error: message", the script's line, and a caret.
+std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &script) {
+  std::string out = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
+                    (d.is_error ? "error: " : "warning: ") + d.message + "\n";
+  if (d.file == script.path) {
+    std::string line = source_line(script.text, d.line);
+    out += "  " + line + "\n  ";
+    for (int i = 1; i < d.column && i <= (int)line.size(); i++)
+      out += line[i - 1] == '\t' ? '\t' : ' ';
+    out += "^\n";
+  }
+  return out;
+}
+
+std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Options &options,
+                                     const ScriptSource &script) {
+  ObjectCache cache(ObjectCache::default_directory());
+  std::string key = ObjectCache::key_for(generated.source);
+  if (!options.no_cache)
+    if (auto object = cache.load(key)) {
+      if (options.verbose)
+        std::fprintf(stderr, "moontrace: using cached object %s\n", key.c_str());
+      return *object;
+    }
+  CompileOptions compile_options;
+  for (const auto &p : generated.probes)
+    if (!p.name.has_direct_btf_access())
+      compile_options.rewrite_functions.insert(p.program);
+  CompileResult result = compile_bpf(generated.source, compile_options);
+  if (!result.ok) {
+    std::string text;
+    int shown = 0;
+    for (const auto &d : result.diagnostics) {
+      if (!d.is_error || shown++ >= 3)
+        continue;
+      text += render_diagnostic(d, script);
+    }
+    if (text.empty())
+      text = "the generated C did not compile\n";
+    std::string detail = options.verbose ? "generated C:\n" + result.rewritten_source : "";
+    // Errors in scaffolding, not in the script, are moontrace's own bugs.
+    bool in_script = false;
+    for (const auto &d : result.diagnostics)
+      in_script |= d.is_error && d.file == script.path;
+    if (!in_script)
+      text += "(this is a moontrace bug: the error is in generated code; run with -v to see it)\n";
+    throw Error(text.substr(0, text.size() - 1), {}, detail);
+  }
+  cache.store(key, result.object);
+  return result.object;
+}
+
+struct RunState {
+  uint64_t events = 0;
+  std::optional<Error> handler_error;  // raised in a callback, rethrown after the poll
+};
+
+int list_scripts() {
+  for (const auto &f : kScriptFiles) {
+    std::string text = f.content;
+    std::string first = text.substr(0, text.find('\n'));
+    if (first.rfind("--", 0) == 0)
+      first = first.substr(first.find_first_not_of("- "));
+    std::string name = f.name;
+    std::printf("%-20s %s\n", name.substr(0, name.size() - 4).c_str(), first.c_str());
+  }
+  return 0;
+}
+
+int run(const Options &options) {
+  if (options.help) {
+    std::fputs(usage_text(), stdout);
+    return 0;
+  }
+  if (options.version) {
+    std::puts("moontrace " MT_VERSION);
+    return 0;
+  }
+  if (options.list_scripts)
+    return list_scripts();
+  if (options.script.empty())
+    throw Error("no script given (see moontrace --help)");
+
+  Output output;
+  if (!options.output.empty())
+    output.open(options.output);  // before anything is attached
+  ScriptArgs args(options.script_args);
+  SandboxOptions sandbox{options.unsafe, module_dirs_for(options.script)};
+  LuaScript script(load_script_source(options.script), sandbox, args, output);
+  script.declare();
+  const Declaration &decl = script.declaration();
+  if (args.wants_help()) {
+    std::fputs(params_help(options.script, decl.params).c_str(), stdout);
+    return 0;
+  }
+  args.check_all_used();
+
+  KernelFacts kernel;
+  Resolution resolution = resolve_probes(decl, kernel);
+  if (options.verbose)
+    for (const auto &note : resolution.notes)
+      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
+  bool filter = options.pid || !options.command.empty();
+  GeneratorInput input;
+  input.decl = &decl;
+  input.resolution = &resolution;
+  input.btf = kernel.btf();
+  if (filter)
+    input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
+  GeneratedProgram generated = generate_c(input);
+  if (options.emit_c) {
+    std::fputs(generated.source.c_str(), stdout);
+    return 0;
+  }
+
+  std::string why;
+  if (!can_use_bpf(why))
+    throw Error(why);
+  std::vector<char> object;
+  if (!resolution.probes.empty())
+    object = compile_with_cache(generated, options, script.source());
+
+  std::unique_ptr<ChildProcess> child;
+  if (!options.command.empty())
+    child = std::make_unique<ChildProcess>(options.command);
+
+  std::unique_ptr<BpfProgram> program;
+  std::unique_ptr<EventStream> events;
+  std::vector<std::optional<RecordLayout>> layouts;
+  RunState state;
+  LoadSettings settings;
+  settings.filter_targets = filter;
+  settings.verbose = options.verbose > 0;
+  if (!resolution.probes.empty()) {
+    program = std::make_unique<BpfProgram>(object, generated, decl);
+    for (const auto &p : generated.probes)
+      layouts.push_back(p.record.empty() ? std::nullopt : layout_from_btf(program->btf(), p.record));
+    settings.params = program->pack_params(decl.params);
+    program->load(settings);
+    if (options.verbose)
+      std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
+    auto on_record = [&](const void *data, size_t size) {
+      if (size < 4)
+        return;
+      uint32_t id;
+      std::memcpy(&id, data, 4);
+      if (id >= generated.probes.size() || !layouts[id])
+        return;
+      state.events++;
+      int decl_id = generated.probes[id].decl_id;
+      if (state.handler_error)
+        return;
+      try {
+        if (script.has_handler(decl_id))
+          script.call_event(decl_id, [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
+        else
+          output.write(format_record(*layouts[id], data, size) + "\n");
+      } catch (const Error &e) {
+        state.handler_error = e;
+      }
+    };
+    events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
+                                           generated.probes.size(), 1u << 22, on_record);
+    if (options.pid)
+      program->add_target(options.pid);
+    if (child)
+      program->add_target(child->pid());
+    program->attach(settings);
+    if (options.verbose)
+      for (const auto &p : generated.probes)
+        std::fprintf(stderr, "moontrace: attached %s\n", p.probe_name.c_str());
+  }
+  std::fprintf(stderr, "moontrace: tracing %zu probes; Ctrl-C to stop\n", generated.probes.size());
+
+  struct Timer {
+    int decl_id;
+    Clock::duration period;
+    Clock::time_point due;
+  };
+  std::vector<Timer> timers;
+  auto start = Clock::now();
+  for (const auto &u : resolution.user) {
+    if (u.name.kind == ProbeKind::Begin)
+      script.call(u.decl_id);
+    if (u.name.kind == ProbeKind::Interval)
+      timers.push_back({u.decl_id, std::chrono::milliseconds(u.name.interval_ms),
+                        start + std::chrono::milliseconds(u.name.interval_ms)});
+  }
+  if (child)
+    child->start();
+
+  auto report_lost = [&](bool always) {
+    if (!events)
+      return;
+    auto lost = events->lost();
+    uint64_t total = 0;
+    for (auto n : lost)
+      total += n;
+    if (!always && total == 0)
+      return;
+    std::fprintf(stderr, "moontrace: %llu events, %llu lost\n", (unsigned long long)state.events,
+                 (unsigned long long)total);
+    for (size_t i = 0; i < lost.size(); i++)
+      if (lost[i])
+        std::fprintf(stderr, "moontrace:   lost %llu from %s\n", (unsigned long long)lost[i],
+                     generated.probes[i].probe_name.c_str());
+  };
+
+  auto deadline = options.duration > 0
+                      ? start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options.duration))
+                      : Clock::time_point::max();
+  while (!g_stop_signal && !script.exit_requested()) {
+    auto now = Clock::now();
+    if (now >= deadline)
+      break;
+    if (child && child->exited())
+      break;
+    auto wake = std::min(deadline, now + std::chrono::milliseconds(100));
+    for (const auto &t : timers)
+      wake = std::min(wake, t.due);
+    int timeout = (int)std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
+    if (events)
+      events->poll(std::max(timeout, 0));
+    else if (timeout > 0)
+      usleep(timeout * 1000);
+    if (state.handler_error)
+      throw *state.handler_error;
+    now = Clock::now();
+    for (auto &t : timers) {
+      if (now < t.due)
+        continue;
+      t.due += t.period;
+      if (t.due < now)
+        t.due = now + t.period;
+      script.call(t.decl_id);
+      if (options.verbose)
+        report_lost(false);
+    }
+    if (std::ferror(output.file()))
+      break;
+  }
+  if (events)
+    events->drain();
+  for (const auto &u : resolution.user)
+    if (u.name.kind == ProbeKind::End)
+      script.call(u.decl_id);
+  output.flush();
+  report_lost(true);
+  if (child && !child->exited())
+    child->terminate();
+  return 0;
+}
+
+}  // namespace
+
+int run_moontrace(int argc, char **argv) {
+  install_signal_handlers();
+  int verbose = 0;
+  try {
+    Options options = parse_command_line(argc, argv);
+    verbose = options.verbose;
+    return run(options);
+  } catch (const Error &e) {
+    std::fprintf(stderr, "moontrace: %s\n", e.located().c_str());
+    if (verbose && !e.detail.empty())
+      std::fprintf(stderr, "%s\n", e.detail.c_str());
+    return 1;
+  }
+}
+
+}  // namespace mt

@@ -1,0 +1,49 @@
+/* Submits N io_uring NOPs with user_data 1..N in batches, then exits.
+ * usage: nop_storm N [BATCH] [DELAY_MS_BEFORE_START] */
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: nop_storm N [BATCH] [DELAY_MS]\n");
+    return 2;
+  }
+  unsigned long n = strtoul(argv[1], NULL, 0);
+  unsigned batch = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 32;
+  if (argc > 3)
+    usleep((useconds_t)strtoul(argv[3], NULL, 0) * 1000);
+  if (batch == 0 || batch > 4096)
+    batch = 32;
+  struct io_uring ring;
+  int err = io_uring_queue_init(batch, &ring, 0);
+  if (err < 0) {
+    fprintf(stderr, "io_uring_queue_init: %d\n", err);
+    return 1;
+  }
+  unsigned long next = 1, done = 0;
+  while (done < n) {
+    unsigned queued = 0;
+    while (queued < batch && next <= n) {
+      struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+      io_uring_prep_nop(sqe);
+      sqe->user_data = next++;
+      queued++;
+    }
+    io_uring_submit_and_wait(&ring, queued);
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&ring, head, cqe) {
+      if (cqe->res < 0) {
+        fprintf(stderr, "nop failed: %d\n", cqe->res);
+        return 1;
+      }
+      seen++;
+    }
+    io_uring_cq_advance(&ring, seen);
+    done += seen;
+  }
+  io_uring_queue_exit(&ring);
+  return 0;
+}
