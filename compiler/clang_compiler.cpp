@@ -120,6 +120,7 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
     return false;
   compiler->setInvocation(std::move(invocation));
   compiler->createDiagnostics(&collector, false);
+  compiler->setVerboseOutputStream(llvm::nulls());  // no "N errors generated."
   compiler->createFileManager(fs);
   if (object)
     compiler->setOutputStream(std::make_unique<llvm::raw_svector_ostream>(*object));

@@ -62,6 +62,10 @@ bool KernelBtf::function_signature(const std::string &function, BtfSignature &ou
 }
 
 bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature &out) const {
+  // The __bpf_trace_ function has the argument names; the typedef only types.
+  int fn = btf__find_by_name_kind(btf_, ("__bpf_trace_" + event).c_str(), BTF_KIND_FUNC);
+  if (fn > 0)
+    return signature_from_proto(btf_, btf__type_by_id(btf_, fn)->type, 1, out);
   int id = btf__find_by_name_kind(btf_, ("btf_trace_" + event).c_str(), BTF_KIND_TYPEDEF);
   if (id < 0)
     return false;
@@ -69,6 +73,57 @@ bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature 
   if (!ptr || !btf_is_ptr(ptr))
     return false;
   return signature_from_proto(btf_, ptr->type, 1, out);  // skips `void *__data`
+}
+
+std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &event) const {
+  int id = btf__find_by_name_kind(btf_, ("trace_event_raw_" + event).c_str(), BTF_KIND_STRUCT);
+  if (id < 0)
+    return std::nullopt;
+  TraceFormat format;
+  format.event = event;
+  const struct btf_type *t = btf__type_by_id(btf_, id);
+  const struct btf_member *m = btf_members(t);
+  for (int i = 0; i < btf_vlen(t); i++) {
+    TraceField f;
+    f.name = btf__name_by_offset(btf_, m[i].name_off);
+    f.offset = static_cast<int>(btf_member_bit_offset(t, i) / 8);
+    long size = btf__resolve_size(btf_, m[i].type);
+    f.size = size > 0 ? static_cast<int>(size) : 0;
+    if (f.name == "ent" || f.name == "__data" || f.size == 0)
+      continue;
+    if (f.name.rfind("__data_loc_", 0) == 0) {
+      f.name = f.name.substr(11);
+      f.type = "__data_loc char[]";
+      f.data_loc = true;
+      format.fields.push_back(f);
+      continue;
+    }
+    int tid = m[i].type;
+    for (const struct btf_type *mt = btf__type_by_id(btf_, tid);
+         mt && (btf_is_mod(mt) || btf_is_typedef(mt)); mt = btf__type_by_id(btf_, tid))
+      tid = mt->type;
+    const struct btf_type *mt = btf__type_by_id(btf_, tid);
+    if (btf_is_array(mt)) {
+      f.array_len = static_cast<int>(btf_array(mt)->nelems);
+      const struct btf_type *elem = btf__type_by_id(btf_, btf_array(mt)->type);
+      f.type = elem && btf_is_int(elem) && elem->size == 1 ? "char" : "u8";
+    } else if (btf_is_ptr(mt)) {
+      const struct btf_type *pt = btf__type_by_id(btf_, mt->type);
+      while (pt && btf_is_mod(pt))
+        pt = btf__type_by_id(btf_, pt->type);
+      std::string pointee = pt && btf_is_struct(pt) ? "struct " + name_of(btf_, pt)
+                            : pt && btf_is_int(pt) && pt->size == 1 ? "char"
+                                                                    : "void";
+      f.type = pointee + " *";
+    } else if (btf_is_int(mt)) {
+      f.is_signed = btf_int_encoding(mt) & BTF_INT_SIGNED;
+      f.type = btf_int_encoding(mt) & BTF_INT_BOOL ? "bool" : f.is_signed ? "int" : "unsigned";
+    } else {
+      f.type = "u" + std::to_string(f.size * 8);
+    }
+    format.fields.push_back(f);
+  }
+  return format;
 }
 
 std::vector<std::string> KernelBtf::function_names() const {

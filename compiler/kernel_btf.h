@@ -2,9 +2,12 @@
 // arguments, and C definitions of just the struct members a script uses.
 #pragma once
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "compiler/tracefs_format.h"
 
 struct btf;
 
@@ -33,6 +36,9 @@ class KernelBtf {
   bool function_signature(const std::string &function, BtfSignature &out) const;
   // tp_btf / raw tracepoint arguments, from the btf_trace_<event> typedef.
   bool raw_tracepoint_signature(const std::string &event, BtfSignature &out) const;
+  // A tracepoint's record from struct trace_event_raw_<event>, for when
+  // tracefs cannot be read.
+  std::optional<TraceFormat> trace_event_format(const std::string &event) const;
   std::vector<std::string> function_names() const;
   std::vector<std::string> raw_tracepoint_names() const;
 

@@ -16,6 +16,16 @@ namespace mt {
 std::optional<TraceFormat> KernelFacts::tracepoint(const std::string &category,
                                                    const std::string &event) {
   std::string error;
+  std::string root = tracefs_root();
+  // Without root tracefs is unreadable; the kernel's BTF still describes
+  // most events' records (enough for --emit-c).
+  if (root.empty() || access((root + "/events").c_str(), R_OK | X_OK) != 0) {
+    const KernelBtf *kbtf = btf();
+    auto format = kbtf ? kbtf->trace_event_format(event) : std::nullopt;
+    if (format)
+      format->category = category;
+    return format;
+  }
   auto format = read_trace_format(category, event, error);
   if (!format && !error.empty())
     throw Error(error);

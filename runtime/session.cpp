@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "compiler/c_generator.h"
 #include "compiler/clang_compiler.h"
@@ -74,12 +75,14 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
       compile_options.rewrite_functions.insert(p.program);
   CompileResult result = compile_bpf(generated.source, compile_options);
   if (!result.ok) {
+    // An expression appears twice in generated C (record type and value):
+    // report each place once.
     std::string text;
-    int shown = 0;
+    std::set<std::string> seen;
     for (const auto &d : result.diagnostics) {
-      if (!d.is_error || shown++ >= 3)
-        continue;
-      text += render_diagnostic(d, script);
+      std::string rendered = render_diagnostic(d, script);
+      if (d.is_error && seen.size() < 3 && seen.insert(rendered).second)
+        text += rendered;
     }
     if (text.empty())
       text = "the generated C did not compile\n";
@@ -140,6 +143,9 @@ int run(const Options &options) {
     return 0;
   }
   args.check_all_used();
+  std::string why;
+  if (!options.emit_c && !can_use_bpf(why))
+    throw Error(why);
 
   KernelFacts kernel;
   Resolution resolution = resolve_probes(decl, kernel);
@@ -159,9 +165,6 @@ int run(const Options &options) {
     return 0;
   }
 
-  std::string why;
-  if (!can_use_bpf(why))
-    throw Error(why);
   std::vector<char> object;
   if (!resolution.probes.empty())
     object = compile_with_cache(generated, options, script.source());

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# moontrace set-up on Debian 12, as root:
+#   ./setup.sh        install what is missing, build, trace the demo workload
+#   ./setup.sh test   install what is missing, build, run every test
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(
+  build-essential cmake pkg-config
+  llvm-19-dev libclang-cpp19-dev libclang-19-dev   # in-process Clang, BPF backend
+  libbpf-dev libelf-dev zlib1g-dev                 # loading and attaching
+  liblua5.4-dev                                    # scripts
+  liburing-dev libgtest-dev fio                    # workloads and tests
+  bpftrace                                         # benchmarks compare against it
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+
+case "${1:-run}" in
+  run)
+    build/moontrace -c 'build/tests/nop_storm 8 4' demo
+    ;;
+  test)
+    cd build && ctest --output-on-failure -j1
+    ;;
+  *)
+    echo "usage: $0 [run|test]" >&2
+    exit 2
+    ;;
+esac

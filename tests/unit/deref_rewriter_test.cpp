@@ -1,0 +1,286 @@
+// Pointer reads in kprobe-like programs become __mt_rd/__mt_deref/__mt_idx.
+// The objects are only compiled: loading them needs a kernel with the
+// traced types.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "compiler/clang_compiler.h"
+
+namespace mt {
+namespace {
+
+constexpr const char *kPrelude = R"(#include "mt_runtime.h"
+#include "mt_pt_regs.h"
+struct rw_inner {
+  int x;
+  int *p;
+};
+struct rw_outer {
+  struct rw_inner *in;
+  struct rw_inner val;
+  int arr[4];
+  int *ptr;
+  struct rw_inner items[2];
+  struct rw_outer *next;
+  unsigned bits : 3;
+  union {
+    long u;
+    struct {
+      int anon_y;
+    };
+  };
+} __attribute__((preserve_access_index));
+#define PASS(x) (x)
+#define MT_PROBE_READ bpf_probe_read_kernel
+)";
+
+// A kprobe program `f` with `o` pointing into the kernel and `s` to sum into.
+std::string kprobe(const std::string &body, const std::string &name = "f") {
+  return std::string(kPrelude) + "SEC(\"kprobe/foo\") int " + name +
+         "(struct mt_pt_regs *__ctx) {\n"
+         "  struct rw_outer *o = (void *)__ctx->di;\n"
+         "  long s = 0;\n" +
+         body + "\n  return s;\n}\n";
+}
+
+std::string describe(const CompileResult &result) {
+  std::string text = result.rewritten_source + "\n";
+  for (const auto &d : result.diagnostics) text += d.message + "\n";
+  return text;
+}
+
+void put(std::string &out, const std::string &text) {
+  uint64_t size = text.size();
+  out.append(reinterpret_cast<const char *>(&size), sizeof(size)).append(text);
+}
+
+std::string get(const std::string &in, size_t &pos) {
+  uint64_t size = 0;
+  if (pos + sizeof(size) > in.size())
+    return "";
+  in.copy(reinterpret_cast<char *>(&size), sizeof(size), pos);
+  pos += sizeof(size);
+  std::string text = in.substr(pos, size);
+  pos += text.size();
+  return text;
+}
+
+// Compiles in a child process: LLVM 19's BPF backend keeps CO-RE relocation
+// globals in a static map (BPFAbstractMemberAccess::GEPGlobals) that outlives
+// their module, so a second in-process compile touching the same field
+// crashes.
+CompileResult compile_in_child(const std::string &source, const CompileOptions &options) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    CompileResult result = compile_bpf(source, options);
+    std::string out;
+    put(out, result.ok ? "1" : "0");
+    put(out, std::string(result.object.begin(), result.object.end()));
+    put(out, result.rewritten_source);
+    for (const auto &d : result.diagnostics)
+      put(out, d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
+                   (d.is_error ? "error: " : "warning: ") + d.message);
+    for (size_t done = 0; done < out.size();) {
+      ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0)
+        _exit(1);
+      done += n;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string in;
+  char buffer[65536];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) > 0;) in.append(buffer, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CompileResult result;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    result.diagnostics.push_back({"", 0, 0, true, "compiler process died"});
+    return result;
+  }
+  size_t pos = 0;
+  result.ok = get(in, pos) == "1";
+  std::string object = get(in, pos);
+  result.object.assign(object.begin(), object.end());
+  result.rewritten_source = get(in, pos);
+  while (pos < in.size()) result.diagnostics.push_back({"", 0, 0, false, get(in, pos)});
+  return result;
+}
+
+CompileResult compile(const std::string &source, std::set<std::string> functions = {"f"}) {
+  CompileOptions options;
+  options.rewrite_functions = std::move(functions);
+  CompileResult result = compile_in_child(source, options);
+  EXPECT_TRUE(result.ok) << describe(result);
+  EXPECT_FALSE(result.object.empty());
+  return result;
+}
+
+#define EXPECT_HAS(result, text) \
+  EXPECT_NE((result).rewritten_source.find(text), std::string::npos) << describe(result)
+
+TEST(DerefRewriter, NestsArrowChains) {
+  auto result = compile(kprobe("  s += o->in->x;\n  s += o->next->next->val.x;"));
+  EXPECT_HAS(result, "s += __mt_rd(__mt_rd(o, in), x);");
+  EXPECT_HAS(result, "s += __mt_rd(__mt_rd(__mt_rd(o, next), next), val.x);");
+  EXPECT_TRUE(result.diagnostics.empty()) << describe(result);
+}
+
+TEST(DerefRewriter, KeepsDotPathInOneRead) {
+  auto result =
+      compile(kprobe("  s += o->val.x;\n  struct rw_inner whole = o->val;\n  s += whole.x;"));
+  EXPECT_HAS(result, "s += __mt_rd(o, val.x);");
+  EXPECT_HAS(result, "struct rw_inner whole = __mt_rd(o, val);");
+  EXPECT_HAS(result, "s += whole.x;");
+}
+
+TEST(DerefRewriter, ReadsArrayMembersInPath) {
+  auto result =
+      compile(kprobe("  s += o->arr[3];\n  s += o->items[1].x;\n  s += o->arr[o->val.x];"));
+  EXPECT_HAS(result, "s += __mt_rd(o, arr[3]);");
+  EXPECT_HAS(result, "s += __mt_rd(o, items[1].x);");
+  EXPECT_HAS(result, "s += __mt_rd(o, arr[__mt_rd(o, val.x)]);");
+}
+
+TEST(DerefRewriter, IndexesPointers) {
+  auto result = compile(kprobe("  s += o->ptr[2];\n  s += o->in->p[o->val.x];"));
+  EXPECT_HAS(result, "s += __mt_idx(__mt_rd(o, ptr), 2);");
+  EXPECT_HAS(result, "s += __mt_idx(__mt_rd(__mt_rd(o, in), p), __mt_rd(o, val.x));");
+}
+
+TEST(DerefRewriter, Dereferences) {
+  auto result = compile(kprobe(
+      "  s += *o->ptr;\n  struct rw_inner copy = *o->in;\n  s += copy.x + *(int *)__ctx->si;\n"
+      "  s += *o->arr;"));
+  EXPECT_HAS(result, "s += __mt_deref(__mt_rd(o, ptr));");
+  EXPECT_HAS(result, "struct rw_inner copy = __mt_deref(__mt_rd(o, in));");
+  EXPECT_HAS(result, "s += copy.x + __mt_deref((int *)__ctx->si);");
+  EXPECT_HAS(result, "s += __mt_deref(o->arr);");
+}
+
+TEST(DerefRewriter, ReadsOtherLvaluesByAddress) {
+  auto result = compile(kprobe("  s += (*o).val.x;\n  s += o->ptr[1] + o->in[1].x;"));
+  EXPECT_HAS(result, "s += __mt_deref(&(*o).val.x);");
+  EXPECT_HAS(result, "__mt_deref(&__mt_rd(o, in)[1].x);");
+}
+
+TEST(DerefRewriter, LeavesAddressComputations) {
+  auto result =
+      compile(kprobe("  s += (long)&o->val;\n  s += (long)&o->val.x;\n  s += (long)&o->in->x;\n"
+                     "  char buf[16];\n  bpf_probe_read_kernel_str(buf, sizeof(buf), o->arr);\n"
+                     "  s += (long)&o->ptr[1];"));
+  EXPECT_HAS(result, "s += (long)&o->val;");
+  EXPECT_HAS(result, "s += (long)&o->val.x;");
+  EXPECT_HAS(result, "s += (long)&__mt_rd(o, in)->x;");
+  EXPECT_HAS(result, "bpf_probe_read_kernel_str(buf, sizeof(buf), o->arr);");
+  EXPECT_HAS(result, "s += (long)&__mt_rd(o, ptr)[1];");
+}
+
+TEST(DerefRewriter, LeavesUnevaluatedOperands) {
+  auto result =
+      compile(kprobe("  s += sizeof(o->in->x) + sizeof(*o->ptr) + __alignof__(o->in->x);\n"
+                     "  typeof(o->in->x) t = 1;\n  __typeof__(*o->ptr) u = 2;\n  s += t + u;"));
+  EXPECT_HAS(result, "s += sizeof(o->in->x) + sizeof(*o->ptr) + __alignof__(o->in->x);");
+  EXPECT_HAS(result, "typeof(o->in->x) t = 1;");
+  EXPECT_HAS(result, "__typeof__(*o->ptr) u = 2;");
+}
+
+TEST(DerefRewriter, LeavesWrittenLvalues) {
+  // Only the pointers loaded on the way to a written lvalue are reads.
+  auto result =
+      compile(kprobe("  o->val.x = 1;\n  o->arr[1] += 2;\n  o->val.x++;\n  o->in->x = 3;"));
+  EXPECT_HAS(result, "o->val.x = 1;");
+  EXPECT_HAS(result, "o->arr[1] += 2;");
+  EXPECT_HAS(result, "o->val.x++;");
+  EXPECT_HAS(result, "__mt_rd(o, in)->x = 3;");
+}
+
+TEST(DerefRewriter, ReadsAnonymousMembers) {
+  auto result = compile(kprobe("  s += o->u + o->anon_y;"));
+  EXPECT_HAS(result, "s += __mt_rd(o, u) + __mt_rd(o, anon_y);");
+}
+
+TEST(DerefRewriter, LeavesMacroArgumentsAndBitFields) {
+  auto result = compile(kprobe("  s += PASS(o->in->x);\n  s += o->bits;\n  s += PASS(o)->val.x;"));
+  EXPECT_HAS(result, "s += PASS(o->in->x);");
+  EXPECT_HAS(result, "s += o->bits;");
+  EXPECT_HAS(result, "s += __mt_rd(PASS(o), val.x);");
+}
+
+TEST(DerefRewriter, LeavesContextRecordAndMapValues) {
+  // Shaped like generated tracepoint code: `args` is the context itself.
+  std::string source = std::string(kPrelude) + R"(struct mt_args_0 {
+  __u64 __common;
+  struct rw_outer *o;
+  int n;
+  int vals[4];
+  int *ip;
+};
+struct mt_rec_0 {
+  __u32 __probe;
+  long a;
+};
+SEC("tracepoint/a/b")
+int f(struct mt_args_0 *__ctx) {
+  if (!mt_is_target())
+    return 0;
+#define args (*__ctx)
+#line 3 "script.lua"
+  if (!(args.n > 1 && args.vals[2] && *args.ip && args.o->in->x))
+    return 0;
+#line 30 "<moontrace>"
+  struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r));
+  if (!__r)
+    return 0;
+  __r->__probe = 0;
+  __r->a = (args.o->val.x + args.ip[args.n]);
+  __r->a += __r->__probe;
+  __u32 key = 0;
+  __u64 *lost = bpf_map_lookup_elem(&mt_lost, &key);
+  if (lost)
+    __r->a += *lost;
+  bpf_ringbuf_submit(__r, 0);
+  return 0;
+}
+#undef args
+)";
+  auto result = compile(source);
+  EXPECT_HAS(result,
+             "if (!(args.n > 1 && args.vals[2] && __mt_deref(args.ip) && "
+             "__mt_rd(__mt_rd(args.o, in), x)))");
+  EXPECT_HAS(result, "struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r));");
+  EXPECT_HAS(result, "__r->__probe = 0;");
+  EXPECT_HAS(result, "__r->a = (__mt_rd(args.o, val.x) + __mt_idx(args.ip, args.n));");
+  EXPECT_HAS(result, "__r->a += __r->__probe;");
+  EXPECT_HAS(result, "__r->a += *lost;");
+}
+
+TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
+  // Shaped like generated kprobe code: `args` is a local built from registers.
+  auto result = compile(
+      kprobe("  struct { struct rw_outer *file; __u64 raw; } args = {(typeof(args.file))__ctx->di, "
+             "__ctx->si};\n"
+             "  s += args.file->in->x + *(int *)args.raw;"));
+  EXPECT_HAS(result, "(typeof(args.file))__ctx->di, __ctx->si};");
+  EXPECT_HAS(result, "s += __mt_rd(__mt_rd(args.file, in), x) + __mt_deref((int *)args.raw);");
+}
+
+TEST(DerefRewriter, LeavesOtherFunctions) {
+  std::string source = kprobe("  s += o->in->x + *o->ptr;", "g");
+  auto result = compile(source);
+  EXPECT_EQ(result.rewritten_source, source);
+}
+
+}  // namespace
+}  // namespace mt
