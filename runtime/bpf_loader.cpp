@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "compiler/error.h"
+#include "compiler/probe_resolver.h"
 
 namespace mt {
 
@@ -233,8 +234,9 @@ void BpfProgram::attach(const LoadSettings &settings) {
       int err = errno;
       const ProbeDecl &d = decl_.probes[p.decl_id];
       std::string why = std::strerror(err);
-      if (p.name.kind == ProbeKind::Kprobe || p.name.kind == ProbeKind::Kretprobe)
-        why = "this kernel lacks CONFIG_KPROBES (no kprobe PMU or kprobe_events); use fentry:/fexit: or a tracepoint instead";
+      bool kprobe = p.name.kind == ProbeKind::Kprobe || p.name.kind == ProbeKind::Kretprobe;
+      if (kprobe && !KernelFacts().has_kprobes())
+        why = "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a tracepoint instead";
       throw Error("cannot attach " + p.probe_name + ": " + why, d.where, g_libbpf_log);
     }
     links_.push_back(link);

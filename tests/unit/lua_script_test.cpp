@@ -1,0 +1,81 @@
+#include "runtime/lua_script.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/error.h"
+#include "runtime/output.h"
+#include "runtime/script_params.h"
+
+namespace mt {
+
+namespace {
+
+struct Loaded {
+  ScriptArgs args;
+  Output output;
+  LuaScript script;
+  Loaded(const std::string &text, std::vector<std::string> argv = {}, bool unsafe = false)
+      : args(std::move(argv)), script({"t.lua", text}, SandboxOptions{unsafe, {}}, args, output) {}
+};
+
+}  // namespace
+
+TEST(LuaScript, DeclaresProbesWithLocations) {
+  Loaded l(R"(local m = param("min", { type = "int", default = 2, help = "h" })
+probe({ "tracepoint:a:b", "tracepoint:c:d" }, {
+  filter = "args.x > param.min",
+  capture = { y = "args.y", "comm" },
+}, function(ev) end)
+probe("end", function() end)
+)",
+           {"--min", "5"});
+  l.script.declare();
+  const Declaration &d = l.script.declaration();
+  ASSERT_EQ(d.probes.size(), 2u);
+  const ProbeDecl &p = d.probes[0];
+  EXPECT_EQ(p.alternatives, (std::vector<std::string>{"tracepoint:a:b", "tracepoint:c:d"}));
+  EXPECT_EQ(p.where.line, 2);
+  EXPECT_EQ(p.predicate.where.line, 3);
+  EXPECT_EQ(p.predicate.where.column, 13);
+  ASSERT_EQ(p.captures.size(), 2u);
+  EXPECT_EQ(p.captures[0].name, "comm");
+  EXPECT_EQ(p.captures[1].name, "y");
+  EXPECT_EQ(p.captures[1].expr.where.line, 4);
+  EXPECT_TRUE(p.has_handler);
+  ASSERT_EQ(d.params.size(), 1u);
+  EXPECT_EQ(d.params[0].value_text, "5");
+}
+
+TEST(LuaScript, ParsesStringCaptures) {
+  Loaded l(R"lua(probe("kprobe:f", { capture = { name = "str(args.p->name, 32)" } }))lua");
+  l.script.declare();
+  const Capture &c = l.script.declaration().probes[0].captures[0];
+  EXPECT_TRUE(c.is_string);
+  EXPECT_EQ(c.string_size, 32);
+  EXPECT_EQ(c.expr.text, "args.p->name");
+}
+
+TEST(LuaScript, ReportsLuaErrorsWithFileAndLine) {
+  Loaded l("local x = 1\nerror('boom')\n");
+  try {
+    l.script.declare();
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "t.lua:2: boom");
+  }
+}
+
+TEST(LuaScript, SandboxesUnlessUnsafe) {
+  Loaded safe("assert(os == nil and io == nil and load == nil and dofile == nil and debug == nil)\n"
+              "assert(package.loadlib == nil)\n");
+  EXPECT_NO_THROW(safe.script.declare());
+  Loaded unsafe("assert(os.time() > 0 and io.open and load and debug)\n", {}, true);
+  EXPECT_NO_THROW(unsafe.script.declare());
+}
+
+TEST(LuaScript, RequiresBuiltInModules) {
+  Loaded l("local fmt = require 'fmt'\nassert(fmt.bytes(1536) == '1.5K')\n");
+  EXPECT_NO_THROW(l.script.declare());
+}
+
+}  // namespace mt

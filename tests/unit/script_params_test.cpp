@@ -1,0 +1,59 @@
+#include "runtime/script_params.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/error.h"
+
+namespace mt {
+
+namespace {
+
+Param param(const std::string &name, ParamType type, const std::string &def, const std::string &shorter = "") {
+  Param p;
+  p.name = name;
+  p.type = type;
+  p.default_text = def;
+  p.short_name = shorter;
+  p.help = "help for " + name;
+  return p;
+}
+
+}  // namespace
+
+TEST(ScriptParams, TakesValuesInEveryForm) {
+  ScriptArgs args({"--min", "5", "--name=x", "-T", "vfs", "--verbose", "--no-quiet"});
+  EXPECT_EQ(args.take_value(param("min", ParamType::Int, "0")), "5");
+  EXPECT_EQ(args.take_value(param("name", ParamType::String, "")), "x");
+  EXPECT_EQ(args.take_value(param("type", ParamType::String, "all", "T")), "vfs");
+  EXPECT_EQ(args.take_value(param("verbose", ParamType::Bool, "false")), "true");
+  EXPECT_EQ(args.take_value(param("quiet", ParamType::Bool, "true")), "false");
+  EXPECT_EQ(args.take_value(param("other", ParamType::Uint, "9")), "9");
+  EXPECT_NO_THROW(args.check_all_used());
+}
+
+TEST(ScriptParams, RejectsBadValuesNamingTheOption) {
+  ScriptArgs args({"--min", "abc"});
+  try {
+    args.take_value(param("min", ParamType::Int, "0"));
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "invalid value 'abc' for --min: expected an integer");
+  }
+  ScriptArgs negative({"--count=-1"});
+  EXPECT_THROW(negative.take_value(param("count", ParamType::Uint, "0")), Error);
+}
+
+TEST(ScriptParams, ReportsUnknownOptions) {
+  ScriptArgs args({"--nope"});
+  EXPECT_THROW(args.check_all_used(), Error);
+}
+
+TEST(ScriptParams, ListsParametersInHelp) {
+  ScriptArgs args({"--help"});
+  EXPECT_TRUE(args.wants_help());
+  std::string help = params_help("x.lua", {param("min", ParamType::Int, "3", "m")});
+  EXPECT_NE(help.find("-m, --min int"), std::string::npos) << help;
+  EXPECT_NE(help.find("help for min (default: 3)"), std::string::npos);
+}
+
+}  // namespace mt

@@ -1,0 +1,67 @@
+// Plain inputs for testing stages alone: a tracepoint format like the
+// kernel's, and a declaration built without Lua.
+#pragma once
+#include "compiler/declaration.h"
+#include "compiler/probe_resolver.h"
+#include "compiler/tracefs_format.h"
+
+namespace mt::testing {
+
+inline const char *kCompleteFormat = R"(name: io_uring_complete
+ID: 2141
+format:
+	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+
+	field:void * ctx;	offset:8;	size:8;	signed:0;
+	field:void * req;	offset:16;	size:8;	signed:0;
+	field:u64 user_data;	offset:24;	size:8;	signed:0;
+	field:int res;	offset:32;	size:4;	signed:1;
+	field:unsigned cflags;	offset:36;	size:4;	signed:0;
+	field:u64 extra1;	offset:40;	size:8;	signed:0;
+	field:u64 extra2;	offset:48;	size:8;	signed:0;
+	field:__data_loc char[] op_str;	offset:56;	size:4;	signed:0;
+
+print fmt: "ring %p", REC->ctx
+)";
+
+// Answers from fixed data instead of the running kernel.
+class FakeKernel : public KernelFacts {
+ public:
+  std::optional<TraceFormat> tracepoint(const std::string &category, const std::string &event) override {
+    if (category != "io_uring" || event != "io_uring_complete")
+      return std::nullopt;
+    std::string error;
+    auto f = parse_trace_format(kCompleteFormat, error);
+    f->category = category;
+    return f;
+  }
+  std::vector<std::string> tracepoint_names() override {
+    return {"io_uring:io_uring_complete", "io_uring:io_uring_create", "sched:sched_switch"};
+  }
+  const KernelBtf *btf() override { return nullptr; }
+  bool has_kprobes() override { return false; }
+  std::string fentry_unavailable_reason() override { return "refused"; }
+};
+
+inline Declaration complete_declaration(const std::string &filter, const std::string &capture) {
+  Declaration d;
+  d.script_path = "test.lua";
+  ProbeDecl p;
+  p.alternatives = {"tracepoint:io_uring:io_uring_complete"};
+  p.where = {"test.lua", 3, 0};
+  p.predicate = {filter, {"test.lua", 4, 13}};
+  p.captures.push_back({"ud", {capture, {"test.lua", 5, 20}}});
+  p.has_handler = true;
+  d.probes.push_back(p);
+  Param min;
+  min.name = "min";
+  min.type = ParamType::Int;
+  min.value_text = "7";
+  d.params.push_back(min);
+  return d;
+}
+
+}  // namespace mt::testing
