@@ -37,17 +37,17 @@ static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 
 /* Reads through kernel (or user) pointers for probe kinds without direct
  * BTF access; the compiler rewrites `p->f`, `*p` and `p[i]` into these. */
-#define __mt_read_into(dst, src) MT_PROBE_READ(&(dst), sizeof(dst), (src))
+#define __mt_read_into(dst, src) MT_PROBE_READ(&(dst), sizeof(dst), (const void *)(src))
 #define __mt_rd(p, path)                                                     \
   ({                                                                         \
-    typeof((p)->path) __mt_v;                                                \
+    __typeof_unqual__((p)->path) __mt_v;                                                \
     __builtin_memset(&__mt_v, 0, sizeof(__mt_v));                            \
     __mt_read_into(__mt_v, &(p)->path);                                      \
     __mt_v;                                                                  \
   })
 #define __mt_deref(p)                                                        \
   ({                                                                         \
-    typeof(*(p)) __mt_v;                                                     \
+    __typeof_unqual__(*(p)) __mt_v;                                                     \
     __builtin_memset(&__mt_v, 0, sizeof(__mt_v));                            \
     __mt_read_into(__mt_v, (p));                                             \
     __mt_v;                                                                  \

@@ -51,6 +51,7 @@ bool is_direct_pointer(const Expr *p) {
     return false;
   if (var->getName().starts_with("__"))
     return true;
+  // Generated code keeps lookup results in locals it does not reassign.
   return var->hasLocalStorage() && var->getInit() && is_map_lookup(var->getInit());
 }
 
@@ -135,19 +136,18 @@ class ReadEdits {
   }
   void fail() { ok_ = false; }
 
-  bool apply(Rewriter &rewriter) const {
+  void apply(Rewriter &rewriter) const {
     if (!ok_)
-      return false;
+      return;
     for (const Edit &edit : edits_)
       if (edit.loc.isInvalid() || !edit.loc.isFileID() || sm_.getFileID(edit.loc) != file_)
-        return false;
+        return;
     for (const Edit &edit : edits_) {
       if (edit.kind == Kind::Replace)
         rewriter.ReplaceText(edit.loc, edit.length, edit.text);
       else
         rewriter.InsertText(edit.loc, edit.text, edit.kind == Kind::Open);
     }
-    return true;
   }
 
  private:

@@ -15,19 +15,26 @@ namespace mt {
 EventStream::EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes, Handler handler)
     : lost_fd_(lost_fd), num_probes_(num_probes), handler_(std::move(handler)) {
   int cpus = libbpf_num_possible_cpus();
+  std::vector<__u32> keys;
   for (int cpu = 0; cpu < cpus; cpu++) {
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "mt_ring", 0, 0, bytes, nullptr);
     if (fd < 0)
       throw Error(std::string("cannot create a BPF ring buffer: ") + std::strerror(errno));
     ring_fds_.push_back(fd);
-    __u32 key = cpu;
-    if (bpf_map_update_elem(rings_fd, &key, &fd, BPF_ANY) != 0)
-      throw Error(std::string("cannot install a per-CPU ring buffer: ") + std::strerror(errno));
+    keys.push_back(cpu);
     int err = rb_ ? ring_buffer__add(rb_, fd, on_record, this)
                   : ((rb_ = ring_buffer__new(fd, on_record, this, nullptr)) ? 0 : -errno);
     if (err)
       throw Error(std::string("cannot poll a BPF ring buffer: ") + std::strerror(-err));
   }
+  // Each update of a map-in-map waits for an RCU grace period: install
+  // every CPU's buffer in one batch where the kernel allows it.
+  __u32 count = keys.size();
+  if (bpf_map_update_batch(rings_fd, keys.data(), ring_fds_.data(), &count, nullptr) == 0)
+    return;
+  for (size_t i = 0; i < keys.size(); i++)
+    if (bpf_map_update_elem(rings_fd, &keys[i], &ring_fds_[i], BPF_ANY) != 0)
+      throw Error(std::string("cannot install a per-CPU ring buffer: ") + std::strerror(errno));
 }
 
 EventStream::~EventStream() {

@@ -34,6 +34,8 @@ using Clock = std::chrono::steady_clock;
 volatile sig_atomic_t g_stop_signal = 0;
 
 void on_stop_signal(int sig) { g_stop_signal = sig; }
+// Interrupts the poll so that a -c command's exit stops tracing at once.
+void on_child_signal(int) {}
 
 void install_signal_handlers() {
   struct sigaction sa {};
@@ -42,6 +44,8 @@ void install_signal_handlers() {
   sa.sa_flags = 0;  // no SA_RESTART: a signal must wake the poll
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = on_child_signal;
+  sigaction(SIGCHLD, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 }
 
@@ -238,15 +242,13 @@ int run(const Options &options) {
   if (child)
     child->start();
 
-  auto report_lost = [&](bool always) {
+  auto report_lost = [&]() {
     if (!events)
       return;
     auto lost = events->lost();
     uint64_t total = 0;
     for (auto n : lost)
       total += n;
-    if (!always && total == 0)
-      return;
     std::fprintf(stderr, "moontrace: %llu events, %llu lost\n", (unsigned long long)state.events,
                  (unsigned long long)total);
     for (size_t i = 0; i < lost.size(); i++)
@@ -284,7 +286,7 @@ int run(const Options &options) {
         t.due = now + t.period;
       script.call(t.decl_id);
       if (options.verbose)
-        report_lost(false);
+        report_lost();
     }
     if (std::ferror(output.file()))
       break;
@@ -295,7 +297,7 @@ int run(const Options &options) {
     if (u.name.kind == ProbeKind::End)
       script.call(u.decl_id);
   output.flush();
-  report_lost(true);
+  report_lost();
   if (child && !child->exited())
     child->terminate();
   return 0;

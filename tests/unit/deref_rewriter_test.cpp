@@ -50,7 +50,8 @@ std::string kprobe(const std::string &body, const std::string &name = "f") {
 
 std::string describe(const CompileResult &result) {
   std::string text = result.rewritten_source + "\n";
-  for (const auto &d : result.diagnostics) text += d.message + "\n";
+  for (const auto &d : result.diagnostics)
+    text += d.message + "\n";
   return text;
 }
 
@@ -100,7 +101,8 @@ CompileResult compile_in_child(const std::string &source, const CompileOptions &
   close(fds[1]);
   std::string in;
   char buffer[65536];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) > 0;) in.append(buffer, n);
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) > 0;)
+    in.append(buffer, n);
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -114,7 +116,8 @@ CompileResult compile_in_child(const std::string &source, const CompileOptions &
   std::string object = get(in, pos);
   result.object.assign(object.begin(), object.end());
   result.rewritten_source = get(in, pos);
-  while (pos < in.size()) result.diagnostics.push_back({"", 0, 0, false, get(in, pos)});
+  while (pos < in.size())
+    result.diagnostics.push_back({"", 0, 0, false, get(in, pos)});
   return result;
 }
 

@@ -1,0 +1,90 @@
+// Mistakes give one clear line (or a located diagnostic) and exit code 1.
+#include <regex>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace e2e {
+namespace {
+
+TEST_F(BpfTest, UnknownTracepointSuggestsTheNearestName) {
+  auto r = run(mt({script("typo.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"typo.lua:2", "did you mean", "tracepoint:io_uring:io_uring_complete"}));
+}
+
+TEST_F(BpfTest, LuaSyntaxErrorNamesFileAndLine) {
+  auto r = run(mt({script("syntax_error.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"syntax_error.lua:3:"}));
+}
+
+TEST_F(BpfTest, LuaErrorInHandlerNamesFileAndLine) {
+  auto r = run(mt({"-c", workload("nop_storm") + " 3", script("handler_error.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"handler_error.lua:5:", "nil"}));
+}
+
+// FILE:LINE:COL: error: ..., then the script's line, then a caret under the
+// expression inside the Lua string.
+TEST_F(BpfTest, TypeErrorInFilterPointsIntoTheString) {
+  auto r = run(mt({script("type_error.lua")}));
+  ASSERT_EQ(r.exit_code, 1) << r;
+  auto err = r.err_lines();
+  ASSERT_GE(err.size(), 3u) << r;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err[0], m, std::regex(R"(type_error\.lua:3:(\d+): error: .*nosuchfield)"))) << r;
+  int column = std::stoi(m[1]);
+
+  std::string source = lines(read_file(script("type_error.lua")))[2];
+  size_t indent = err[1].find(source);
+  ASSERT_NE(indent, std::string::npos) << "the script line is not quoted\n" << r;
+  size_t caret = err[2].find('^');
+  ASSERT_NE(caret, std::string::npos) << r;
+  EXPECT_EQ(caret - indent + 1, (size_t)column) << "the caret is not at the reported column\n" << r;
+
+  std::string expr = "args.nosuchfield";
+  int first = (int)source.find(expr) + 1;
+  EXPECT_GE(column, first) << r;
+  EXPECT_LT(column, first + (int)expr.size()) << r;
+}
+
+TEST_F(BpfTest, NotRootIsRefused) {
+  auto r = run(as_nobody(mt({script("complete.lua")})));
+  EXPECT_TRUE(one_line_error(r, {"root"}));
+  EXPECT_TRUE(contains(r.err, "CAP_BPF")) << r;
+}
+
+TEST_F(BpfTest, EmitCNeedsNoRoot) {
+  auto r = run(as_nobody(mt({"--emit-c", script("complete.lua")})));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "SEC(\"tracepoint/io_uring/io_uring_complete\")")) << r;
+  EXPECT_TRUE(contains(r.out, "complete.lua\"")) << "no #line back to the script\n" << r;
+}
+
+TEST_F(BpfTest, BadParameterValueNamesTheOption) {
+  auto r = run(mt({script("complete.lua"), "--min", "abc"}));
+  EXPECT_TRUE(one_line_error(r, {"--min", "abc"}));
+  r = run(mt({script("complete.lua"), "--nosuch", "1"}));
+  EXPECT_TRUE(one_line_error(r, {"--nosuch"}));
+}
+
+// Point 16: kprobe programs load (pass the verifier) and then cannot attach.
+TEST_F(BpfTest, KprobeLoadsThenFailsToAttach) {
+  auto r = run(mt({"-v", script("kprobe.lua")}));
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("loaded [1-9][0-9]* BPF programs"))) << r;
+  EXPECT_TRUE(contains(r.err, "CONFIG_KPROBES")) << r;
+
+  r = run(mt({script("kprobe.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"kprobe.lua:2", "kprobe:vfs_read", "CONFIG_KPROBES", "tracepoint"}));
+}
+
+TEST_F(BpfTest, ProbeListFallsBackToTracepoint) {
+  auto r = run(mt({"-v", "-c", "cat /dev/null", script("kprobe_fallback.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  bool told = false;
+  for (const auto &l : lines(r.err))
+    told |= contains(l, "tracepoint:syscalls:sys_enter_read") && contains(l, "kprobe:vfs_read");
+  EXPECT_TRUE(told) << "-v does not say which alternative was used\n" << r;
+  EXPECT_FALSE(contains(r.err, "attached kprobe")) << r;
+}
+
+}  // namespace
+}  // namespace e2e

@@ -1,0 +1,105 @@
+// Tracing real workloads: every event arrives once, filters and parameters
+// select the right ones, -c/-p/-o/--duration and signals behave.
+#include <signal.h>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace e2e {
+namespace {
+
+std::string nop_storm(int n) { return workload("nop_storm") + " " + std::to_string(n); }
+
+// A nop_storm stopped before exec: its pid is known before it submits.
+Command stopped_nop_storm(int n) { return {{workload("nop_storm"), std::to_string(n), "16"}, {}, true}; }
+
+TEST_F(BpfTest, CommandCompletionsAreExactlyOneToN) {
+  auto r = run(mt({"-c", nop_storm(1000), script("complete.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 1000)) << r;
+  EXPECT_TRUE(contains(r.err, "moontrace: 1000 events, 0 lost")) << r;
+}
+
+TEST_F(BpfTest, FilterKeepsExactlyTheMatchingEvents) {
+  auto r = run(mt({"-c", nop_storm(500), script("even.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(2, 500, 2)) << r;
+  EXPECT_EQ(values_of(r.out, "res"), std::vector<uint64_t>(250, 0)) << r;
+}
+
+TEST_F(BpfTest, ParameterChangesTheFilter) {
+  auto r = run(mt({"-c", nop_storm(1000), script("complete.lua"), "--min", "500"}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(500, 1000)) << r;
+
+  r = run(mt({"-c", nop_storm(1000), script("complete.lua"), "-m", "990"}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(990, 1000)) << r;
+}
+
+TEST_F(BpfTest, IntervalTicksDuringDurationAndEndRunsOnce) {
+  auto r = run(mt({"--duration", "1", script("ticks.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  auto ticks = values_of(r.out, "ticks");
+  ASSERT_EQ(ticks.size(), 1u) << r;
+  EXPECT_GE(ticks[0], 8u) << r;
+  EXPECT_LE(ticks[0], 12u) << r;
+}
+
+// -p keeps one process; a second one doing the same thing is ignored.
+// SIGINT then stops tracing cleanly with the output flushed.
+TEST_F(BpfTest, PidKeepsOnlyThatProcessAndSigintFlushes) {
+  Process traced(stopped_nop_storm(300));
+  Process other(stopped_nop_storm(700));
+  Process tracer(mt({"-p", std::to_string(traced.pid()), script("complete.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kTracing)) << tracer.wait(1s);
+  traced.resume();
+  other.resume();
+  ASSERT_EQ(traced.wait(10s).exit_code, 0);
+  ASSERT_EQ(other.wait(10s).exit_code, 0);
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(10s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 300)) << r;
+  EXPECT_TRUE(contains(r.err, "moontrace: 300 events, 0 lost")) << r;
+}
+
+TEST_F(BpfTest, SigtermStopsCleanlyAndRunsEnd) {
+  Process workload(stopped_nop_storm(200));
+  Process tracer(mt({script("count.lua"), "--target", std::to_string(workload.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kTracing)) << tracer.wait(1s);
+  workload.resume();
+  ASSERT_EQ(workload.wait(10s).exit_code, 0);
+  tracer.signal(SIGTERM);
+  auto r = tracer.wait(10s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "completions"), std::vector<uint64_t>{200}) << r;
+}
+
+TEST_F(BpfTest, OutputFileReceivesTheScriptOutput) {
+  TempDir dir;
+  auto r = run(mt({"-o", dir.file("out.txt"), "-c", nop_storm(10), script("complete.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(values_of(read_file(dir.file("out.txt")), "user_data"), sequence(1, 10)) << r;
+}
+
+TEST_F(BpfTest, UnwritableOutputFailsBeforeAttaching) {
+  TempDir dir;
+  auto r = run(mt({"-o", "/nonexistent/dir/x", "-c", "touch " + dir.file("ran"), script("complete.lua")}), 5s);
+  EXPECT_TRUE(one_line_error(r, {"/nonexistent/dir/x"}));
+  EXPECT_FALSE(contains(r.err, kTracing));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "the command ran";
+}
+
+// Under sudo, -c runs the command as the invoking user.
+TEST_F(BpfTest, CommandRunsAsTheSudoUser) {
+  Command c = mt({"-c", "id", script("complete.lua")});
+  c.env = {{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}};
+  auto r = run(c);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "uid"), std::vector<uint64_t>{65534}) << r;
+  EXPECT_EQ(values_of(r.out, "gid"), std::vector<uint64_t>{65534}) << r;
+}
+
+}  // namespace
+}  // namespace e2e
