@@ -27,8 +27,7 @@ const Builtin kBuiltins[] = {
     {"nsecs", "extern __u64 nsecs;", "__u64 nsecs = bpf_ktime_get_ns();"},
     {"cpu", "extern __u32 cpu;", "__u32 cpu = bpf_get_smp_processor_id();"},
     {"cgroup", "extern __u64 cgroup;", "__u64 cgroup = bpf_get_current_cgroup_id();"},
-    {"comm", "extern char comm[16];",
-     "char comm[16]; bpf_get_current_comm(comm, sizeof(comm));"},
+    {"comm", "extern char comm[16];", "char comm[16]; bpf_get_current_comm(comm, sizeof(comm));"},
 };
 
 // Identifiers in `text` that are not member names (not after . or ->).
@@ -42,8 +41,9 @@ std::set<std::string> free_identifiers(const std::string &text) {
       size_t before = i;
       while (before > 0 && std::isspace((unsigned char)text[before - 1]))
         before--;
-      bool member = before > 0 && (text[before - 1] == '.' ||
-                                   (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
+      bool member =
+          before > 0 && (text[before - 1] == '.' ||
+                         (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
       if (!member)
         ids.insert(text.substr(i, end - i));
       i = end;
@@ -61,17 +61,18 @@ std::set<std::string> free_identifiers(const std::string &text) {
 
 std::string int_type(int size, bool is_signed) {
   switch (size) {
-  case 1: return is_signed ? "__s8" : "__u8";
-  case 2: return is_signed ? "__s16" : "__u16";
-  case 4: return is_signed ? "__s32" : "__u32";
-  default: return is_signed ? "__s64" : "__u64";
+    case 1: return is_signed ? "__s8" : "__u8";
+    case 2: return is_signed ? "__s16" : "__u16";
+    case 4: return is_signed ? "__s32" : "__u32";
+    default: return is_signed ? "__s64" : "__u64";
   }
 }
 
 bool declared_signed(const std::string &type) {
   static const std::set<std::string> names = {
-      "int", "long", "short", "char", "signed char", "long long", "s8", "s16", "s32", "s64",
-      "__s8", "__s16", "__s32", "__s64", "ssize_t", "pid_t", "loff_t", "off_t", "time64_t"};
+      "int",     "long",  "short",  "char",  "signed char", "long long", "s8",
+      "s16",     "s32",   "s64",    "__s8",  "__s16",       "__s32",     "__s64",
+      "ssize_t", "pid_t", "loff_t", "off_t", "time64_t"};
   std::string t = type;
   if (t.rfind("const ", 0) == 0)
     t = t.substr(6);
@@ -135,16 +136,16 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
 
 const char *section_prefix(ProbeKind kind) {
   switch (kind) {
-  case ProbeKind::Tracepoint: return "tracepoint/";
-  case ProbeKind::TpBtf: return "tp_btf/";
-  case ProbeKind::RawTracepoint: return "raw_tp/";
-  case ProbeKind::Kprobe: return "kprobe/";
-  case ProbeKind::Kretprobe: return "kretprobe/";
-  case ProbeKind::Fentry: return "fentry/";
-  case ProbeKind::Fexit: return "fexit/";
-  case ProbeKind::Uprobe: return "uprobe";
-  case ProbeKind::Uretprobe: return "uretprobe";
-  default: return "";
+    case ProbeKind::Tracepoint: return "tracepoint/";
+    case ProbeKind::TpBtf: return "tp_btf/";
+    case ProbeKind::RawTracepoint: return "raw_tp/";
+    case ProbeKind::Kprobe: return "kprobe/";
+    case ProbeKind::Kretprobe: return "kretprobe/";
+    case ProbeKind::Fentry: return "fentry/";
+    case ProbeKind::Fexit: return "fexit/";
+    case ProbeKind::Uprobe: return "uprobe";
+    case ProbeKind::Uretprobe: return "uretprobe";
+    default: return "";
   }
 }
 
@@ -179,7 +180,8 @@ class ProbeWriter {
       int offset = 0;  // the common_* fields become padding
       for (const auto &f : rp.format->fields) {
         if (f.offset > offset)
-          out_ << "  __u8 __pad_" + std::to_string(offset) + "[" + std::to_string(f.offset - offset) + "];\n";
+          out_ << "  __u8 __pad_" + std::to_string(offset) + "[" +
+                      std::to_string(f.offset - offset) + "];\n";
         out_ << "  " + trace_field_decl(f, types_, in_.btf) + ";\n";
         offset = f.offset + f.size;
       }
@@ -207,10 +209,11 @@ class ProbeWriter {
       out_ << "  __u8 __none;\n";
     out_ << "};\n";
 
-    std::string ctx_type = kind == ProbeKind::Tracepoint ? args_struct + " *"
-                           : (kind == ProbeKind::Kprobe || kind == ProbeKind::Kretprobe || reads_user)
-                               ? "struct mt_pt_regs *"
-                               : "__u64 *";
+    std::string ctx_type =
+        kind == ProbeKind::Tracepoint ? args_struct + " *"
+        : (kind == ProbeKind::Kprobe || kind == ProbeKind::Kretprobe || reads_user)
+            ? "struct mt_pt_regs *"
+            : "__u64 *";
     std::string retval_src = kind == ProbeKind::Fexit
                                  ? "__ctx[" + std::to_string(rp.signature.params.size()) + "]"
                                  : "__ctx->ax";
@@ -222,7 +225,8 @@ class ProbeWriter {
       out_ << "extern " + args_struct + " __mt_targs_" + n + ";\n";
       out_ << "#define args __mt_targs_" + n + "\n";
       if (!retval_type.empty())
-        out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n#define retval __mt_tretval_" + n + "\n";
+        out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n#define retval __mt_tretval_" +
+                    n + "\n";
       out_ << "struct " + gp.record + " {\n  __u32 __probe;\n";
       for (const auto &c : decl.captures) {
         const TraceField *field = trace_field(rp, c);
@@ -256,7 +260,8 @@ class ProbeWriter {
       out_ << "};\n  (void)args;\n";
     }
     if (!retval_type.empty())
-      out_ << "  " + retval_type + " retval = (" + retval_type + ")" + retval_src + ";\n  (void)retval;\n";
+      out_ << "  " + retval_type + " retval = (" + retval_type + ")" + retval_src +
+                  ";\n  (void)retval;\n";
     if (reads_user)
       out_ << "#define MT_PROBE_READ bpf_probe_read_user\n";
     else
@@ -308,8 +313,9 @@ class ProbeWriter {
       out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), mt_data_loc(__ctx, " +
                   c.expr.text + "));\n";
     } else if (c.is_string) {
-      out_ << std::string("  ") + (reads_user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str") +
-                  "(" + dst + ", sizeof(" + dst + "), (const void *)(";
+      out_ << std::string("  ") +
+                  (reads_user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str") + "(" +
+                  dst + ", sizeof(" + dst + "), (const void *)(";
       out_.expression(c.expr);
       out_ << "));\n";
     } else if ((field && field->array_len > 0) || c.expr.text == "comm") {
@@ -330,10 +336,10 @@ void write_params(const Declaration &decl, Emitter &out) {
   out << "struct mt_params {\n";
   for (const auto &p : decl.params) {
     switch (p.type) {
-    case ParamType::Int: out << "  __s64 " + p.name + ";\n"; break;
-    case ParamType::Uint: out << "  __u64 " + p.name + ";\n"; break;
-    case ParamType::Bool: out << "  bool " + p.name + ";\n"; break;
-    case ParamType::String: out << "  char " + p.name + "[64];\n"; break;
+      case ParamType::Int: out << "  __s64 " + p.name + ";\n"; break;
+      case ParamType::Uint: out << "  __u64 " + p.name + ";\n"; break;
+      case ParamType::Bool: out << "  bool " + p.name + ";\n"; break;
+      case ParamType::String: out << "  char " + p.name + "[64];\n"; break;
     }
   }
   out << "};\n/* Set before load from the command line; the verifier sees constants. */\n";
@@ -388,7 +394,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
 
   Emitter head;
   head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
-  head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, program.probes.size())) + "\n";
+  head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, program.probes.size())) +
+              "\n";
   head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n";
   if (types) {
     std::string defs = types->definitions();

@@ -31,8 +31,8 @@ struct GeneratedProgram {
 struct GeneratorInput {
   const Declaration *decl = nullptr;
   const Resolution *resolution = nullptr;
-  const KernelBtf *btf = nullptr;                // null: struct pointers become void *
-  std::optional<TraceFormat> fork_format;        // sched:sched_process_fork, for -p/-c
+  const KernelBtf *btf = nullptr;          // null: struct pointers become void *
+  std::optional<TraceFormat> fork_format;  // sched:sched_process_fork, for -p/-c
 };
 
 GeneratedProgram generate_c(const GeneratorInput &input);

@@ -35,7 +35,8 @@ constexpr const char *kIncludeDir = "/moontrace/include";
 class CollectingDiagnostics : public clang::DiagnosticConsumer {
  public:
   explicit CollectingDiagnostics(std::vector<CompileDiagnostic> &out) : out_(out) {}
-  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic &info) override {
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic &info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < clang::DiagnosticsEngine::Warning)
       return;
@@ -66,7 +67,8 @@ class RewriteAction : public clang::ASTFrontendAction {
       : functions_(functions), out_(out) {}
 
  protected:
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &, llvm::StringRef) override {
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &,
+                                                        llvm::StringRef) override {
     struct Consumer : clang::ASTConsumer {
       Consumer(const std::set<std::string> &f, std::string &o) : functions(f), out(o) {}
       void HandleTranslationUnit(clang::ASTContext &context) override {
@@ -109,12 +111,28 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
   auto diag_ids = llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>();
   clang::DiagnosticsEngine args_diags(diag_ids, diag_options, &collector, false);
 
-  std::vector<const char *> args = {
-      "-triple", "bpf", "-target-cpu", "v3", "-O2", "-debug-info-kind=constructor",
-      "-dwarf-version=5", "-nostdsysteminc", "-nobuiltininc", "-I", kIncludeDir, "-std=gnu11",
-      "-ferror-limit", "10", "-Wno-unused-value", "-Wno-pointer-sign", "-Wno-unused-variable",
-      "-Wno-gnu-variable-sized-type-not-at-end", "-x", "c",
-      emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
+  std::vector<const char *> args = {"-triple",
+                                    "bpf",
+                                    "-target-cpu",
+                                    "v3",
+                                    "-O2",
+                                    "-debug-info-kind=constructor",
+                                    "-dwarf-version=5",
+                                    "-nostdsysteminc",
+                                    "-nobuiltininc",
+                                    "-I",
+                                    kIncludeDir,
+                                    "-std=gnu11",
+                                    "-ferror-limit",
+                                    "10",
+                                    "-Wno-unused-value",
+                                    "-Wno-pointer-sign",
+                                    "-Wno-unused-variable",
+                                    "-Wno-gnu-variable-sized-type-not-at-end",
+                                    "-x",
+                                    "c",
+                                    emit_object ? "-emit-obj" : "-fsyntax-only",
+                                    kMainFile};
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, args_diags))
     return false;

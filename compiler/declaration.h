@@ -40,11 +40,11 @@ struct Param {
 };
 
 struct ProbeDecl {
-  int id = 0;                              // index in Declaration::probes
-  std::vector<std::string> alternatives;   // probe names; first available wins
-  Expression predicate;                    // empty: always
-  std::vector<Capture> captures;           // sent to user space, by name
-  bool has_handler = false;                // a Lua function receives events
+  int id = 0;                             // index in Declaration::probes
+  std::vector<std::string> alternatives;  // probe names; first available wins
+  Expression predicate;                   // empty: always
+  std::vector<Capture> captures;          // sent to user space, by name
+  bool has_handler = false;               // a Lua function receives events
   ScriptLocation where;
 };
 

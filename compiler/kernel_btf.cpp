@@ -32,11 +32,11 @@ bool signature_from_proto(const struct btf *btf, int proto_id, size_t skip, BtfS
 
 std::string int_type(int size, bool is_signed) {
   switch (size) {
-  case 1: return is_signed ? "__s8" : "__u8";
-  case 2: return is_signed ? "__s16" : "__u16";
-  case 4: return is_signed ? "__s32" : "__u32";
-  case 8: return is_signed ? "__s64" : "__u64";
-  case 16: return is_signed ? "__int128" : "unsigned __int128";
+    case 1: return is_signed ? "__s8" : "__u8";
+    case 2: return is_signed ? "__s16" : "__u16";
+    case 4: return is_signed ? "__s32" : "__u32";
+    case 8: return is_signed ? "__s64" : "__u64";
+    case 16: return is_signed ? "__int128" : "unsigned __int128";
   }
   return "__u8";
 }
@@ -52,7 +52,9 @@ KernelBtf *KernelBtf::get() {
   return instance;
 }
 
-KernelBtf::~KernelBtf() { btf__free(btf_); }
+KernelBtf::~KernelBtf() {
+  btf__free(btf_);
+}
 
 bool KernelBtf::function_signature(const std::string &function, BtfSignature &out) const {
   int id = btf__find_by_name_kind(btf_, function.c_str(), BTF_KIND_FUNC);
@@ -111,7 +113,7 @@ std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &even
       const struct btf_type *pt = btf__type_by_id(btf_, mt->type);
       while (pt && btf_is_mod(pt))
         pt = btf__type_by_id(btf_, pt->type);
-      std::string pointee = pt && btf_is_struct(pt) ? "struct " + name_of(btf_, pt)
+      std::string pointee = pt && btf_is_struct(pt)                 ? "struct " + name_of(btf_, pt)
                             : pt && btf_is_int(pt) && pt->size == 1 ? "char"
                                                                     : "void";
       f.type = pointee + " *";
@@ -169,11 +171,10 @@ std::string CTypeEmitter::declare(int type_id, const std::string &name) {
   if (id == 0 || !t)
     return spaced("void");
   if (btf_is_int(t))
-    return spaced(btf_int_bits(t) == 1 || btf_int_encoding(t) & BTF_INT_BOOL
-                      ? "bool"
-                      : btf_int_encoding(t) & BTF_INT_CHAR
-                          ? "char"
-                          : int_type(t->size, btf_int_encoding(t) & BTF_INT_SIGNED));
+    return spaced(btf_int_bits(t) == 1 || btf_int_encoding(t) & BTF_INT_BOOL ? "bool"
+                  : btf_int_encoding(t) & BTF_INT_CHAR
+                      ? "char"
+                      : int_type(t->size, btf_int_encoding(t) & BTF_INT_SIGNED));
   if (btf_is_any_enum(t))
     return spaced(int_type(t->size, btf_is_enum(t) ? true : btf_kflag(t)));
   if (btf_is_float(t))
@@ -185,7 +186,8 @@ std::string CTypeEmitter::declare(int type_id, const std::string &name) {
       return spaced("void *");
     if (pt && (btf_is_composite(pt) || btf_is_fwd(pt))) {
       // Pointed-to records are defined only when the script names members.
-      std::string kind = btf_is_union(pt) || (btf_is_fwd(pt) && btf_kflag(pt)) ? "union " : "struct ";
+      std::string kind =
+          btf_is_union(pt) || (btf_is_fwd(pt) && btf_kflag(pt)) ? "union " : "struct ";
       std::string rec = name_of(btf_, pt);
       if (rec.empty() || btf_is_fwd(pt))
         return spaced("void *");

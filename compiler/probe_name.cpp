@@ -43,18 +43,18 @@ const KindAlias kAliases[] = {
 
 const char *kind_name(ProbeKind kind) {
   switch (kind) {
-  case ProbeKind::Tracepoint: return "tracepoint";
-  case ProbeKind::TpBtf: return "tp_btf";
-  case ProbeKind::RawTracepoint: return "rawtracepoint";
-  case ProbeKind::Kprobe: return "kprobe";
-  case ProbeKind::Kretprobe: return "kretprobe";
-  case ProbeKind::Fentry: return "fentry";
-  case ProbeKind::Fexit: return "fexit";
-  case ProbeKind::Uprobe: return "uprobe";
-  case ProbeKind::Uretprobe: return "uretprobe";
-  case ProbeKind::Interval: return "interval";
-  case ProbeKind::Begin: return "begin";
-  case ProbeKind::End: return "end";
+    case ProbeKind::Tracepoint: return "tracepoint";
+    case ProbeKind::TpBtf: return "tp_btf";
+    case ProbeKind::RawTracepoint: return "rawtracepoint";
+    case ProbeKind::Kprobe: return "kprobe";
+    case ProbeKind::Kretprobe: return "kretprobe";
+    case ProbeKind::Fentry: return "fentry";
+    case ProbeKind::Fexit: return "fexit";
+    case ProbeKind::Uprobe: return "uprobe";
+    case ProbeKind::Uretprobe: return "uretprobe";
+    case ProbeKind::Interval: return "interval";
+    case ProbeKind::Begin: return "begin";
+    case ProbeKind::End: return "end";
   }
   return "?";
 }
@@ -74,13 +74,13 @@ bool ProbeName::has_wildcard() const {
 
 std::string ProbeName::to_string() const {
   switch (kind) {
-  case ProbeKind::Tracepoint: return "tracepoint:" + category + ":" + target;
-  case ProbeKind::Uprobe:
-  case ProbeKind::Uretprobe: return std::string(kind_name(kind)) + ":" + target + ":" + symbol;
-  case ProbeKind::Interval: return "interval:ms:" + std::to_string(interval_ms);
-  case ProbeKind::Begin:
-  case ProbeKind::End: return kind_name(kind);
-  default: return std::string(kind_name(kind)) + ":" + target;
+    case ProbeKind::Tracepoint: return "tracepoint:" + category + ":" + target;
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe: return std::string(kind_name(kind)) + ":" + target + ":" + symbol;
+    case ProbeKind::Interval: return "interval:ms:" + std::to_string(interval_ms);
+    case ProbeKind::Begin:
+    case ProbeKind::End: return kind_name(kind);
+    default: return std::string(kind_name(kind)) + ":" + target;
   }
 }
 
@@ -109,42 +109,42 @@ std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &
     return true;
   };
   switch (name.kind) {
-  case ProbeKind::Tracepoint:
-    if (!need(3, "tracepoint:CATEGORY:NAME"))
-      return std::nullopt;
-    name.category = parts[1];
-    name.target = parts[2];
-    break;
-  case ProbeKind::Uprobe:
-  case ProbeKind::Uretprobe: {
-    // The path may not contain ':'; the symbol is what follows the last one.
-    size_t last = text.rfind(':');
-    size_t first = text.find(':');
-    if (last == first || last + 1 == text.size()) {
-      error = "malformed probe '" + text + "': expected uprobe:PATH:SYMBOL";
-      return std::nullopt;
+    case ProbeKind::Tracepoint:
+      if (!need(3, "tracepoint:CATEGORY:NAME"))
+        return std::nullopt;
+      name.category = parts[1];
+      name.target = parts[2];
+      break;
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe: {
+      // The path may not contain ':'; the symbol is what follows the last one.
+      size_t last = text.rfind(':');
+      size_t first = text.find(':');
+      if (last == first || last + 1 == text.size()) {
+        error = "malformed probe '" + text + "': expected uprobe:PATH:SYMBOL";
+        return std::nullopt;
+      }
+      name.target = text.substr(first + 1, last - first - 1);
+      name.symbol = text.substr(last + 1);
+      break;
     }
-    name.target = text.substr(first + 1, last - first - 1);
-    name.symbol = text.substr(last + 1);
-    break;
-  }
-  case ProbeKind::Interval: {
-    if (!need(3, "interval:ms:N or interval:s:N"))
-      return std::nullopt;
-    char *end = nullptr;
-    long n = std::strtol(parts[2].c_str(), &end, 10);
-    long scale = parts[1] == "ms" ? 1 : parts[1] == "s" ? 1000 : 0;
-    if (*end || n <= 0 || scale == 0) {
-      error = "malformed probe '" + text + "': expected interval:ms:N or interval:s:N with N > 0";
-      return std::nullopt;
+    case ProbeKind::Interval: {
+      if (!need(3, "interval:ms:N or interval:s:N"))
+        return std::nullopt;
+      char *end = nullptr;
+      long n = std::strtol(parts[2].c_str(), &end, 10);
+      long scale = parts[1] == "ms" ? 1 : parts[1] == "s" ? 1000 : 0;
+      if (*end || n <= 0 || scale == 0) {
+        error = "malformed probe '" + text + "': expected interval:ms:N or interval:s:N with N > 0";
+        return std::nullopt;
+      }
+      name.interval_ms = n * scale;
+      break;
     }
-    name.interval_ms = n * scale;
-    break;
-  }
-  default:
-    if (!need(2, (std::string(kind_name(name.kind)) + ":FUNCTION").c_str()))
-      return std::nullopt;
-    name.target = parts[1];
+    default:
+      if (!need(2, (std::string(kind_name(name.kind)) + ":FUNCTION").c_str()))
+        return std::nullopt;
+      name.target = parts[1];
   }
   return name;
 }

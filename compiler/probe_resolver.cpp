@@ -32,9 +32,13 @@ std::optional<TraceFormat> KernelFacts::tracepoint(const std::string &category,
   return format;
 }
 
-std::vector<std::string> KernelFacts::tracepoint_names() { return list_tracepoints(); }
+std::vector<std::string> KernelFacts::tracepoint_names() {
+  return list_tracepoints();
+}
 
-const KernelBtf *KernelFacts::btf() { return KernelBtf::get(); }
+const KernelBtf *KernelFacts::btf() {
+  return KernelBtf::get();
+}
 
 bool KernelFacts::has_kprobes() {
   // Without CONFIG_KPROBES the kernel has no kprobe_events interface.
@@ -87,41 +91,38 @@ std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, st
     out.push_back(std::move(p));
   };
   switch (name.kind) {
-  case ProbeKind::Tracepoint: {
-    if (name.has_wildcard()) {
-      for (const auto &full : kernel.tracepoint_names()) {
-        size_t colon = full.find(':');
-        ProbeName n = name;
-        n.category = full.substr(0, colon);
-        n.target = full.substr(colon + 1);
-        if (glob_match(name.category, n.category) && glob_match(name.target, n.target))
-          add(n);
+    case ProbeKind::Tracepoint: {
+      if (name.has_wildcard()) {
+        for (const auto &full : kernel.tracepoint_names()) {
+          size_t colon = full.find(':');
+          ProbeName n = name;
+          n.category = full.substr(0, colon);
+          n.target = full.substr(colon + 1);
+          if (glob_match(name.category, n.category) && glob_match(name.target, n.target))
+            add(n);
+        }
+      } else {
+        add(name);
       }
-    } else {
-      add(name);
-    }
-    for (auto &p : out)
-      p.format = kernel.tracepoint(p.name.category, p.name.target);
-    std::erase_if(out, [](const ResolvedProbe &p) { return !p.format; });
-    if (out.empty())
-      why = "no such tracepoint";
-    return out;
-  }
-  case ProbeKind::Uprobe:
-  case ProbeKind::Uretprobe:
-    if (access(name.target.c_str(), R_OK) != 0) {
-      why = "cannot read " + name.target + ": " + std::strerror(errno);
+      for (auto &p : out)
+        p.format = kernel.tracepoint(p.name.category, p.name.target);
+      std::erase_if(out, [](const ResolvedProbe &p) { return !p.format; });
+      if (out.empty())
+        why = "no such tracepoint";
       return out;
     }
-    add(name);
-    return out;
-  case ProbeKind::Interval:
-  case ProbeKind::Begin:
-  case ProbeKind::End:
-    add(name);
-    return out;
-  default:
-    break;
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe:
+      if (access(name.target.c_str(), R_OK) != 0) {
+        why = "cannot read " + name.target + ": " + std::strerror(errno);
+        return out;
+      }
+      add(name);
+      return out;
+    case ProbeKind::Interval:
+    case ProbeKind::Begin:
+    case ProbeKind::End: add(name); return out;
+    default: break;
   }
   // BTF-described functions and raw tracepoints.
   const KernelBtf *kbtf = kernel.btf();
@@ -149,23 +150,22 @@ std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, st
       out.push_back(std::move(p));
   }
   if (out.empty())
-    why = raw ? "no such raw tracepoint in the kernel's BTF" : "no such function in the kernel's BTF";
+    why =
+        raw ? "no such raw tracepoint in the kernel's BTF" : "no such function in the kernel's BTF";
   return out;
 }
 
 // Why a probe kind that exists in BTF still cannot be used here.
 std::string kind_unavailable(const ProbeName &name, KernelFacts &kernel) {
   switch (name.kind) {
-  case ProbeKind::Kprobe:
-  case ProbeKind::Kretprobe:
-    return kernel.has_kprobes() ? ""
-                                : "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a "
-                                  "tracepoint instead";
-  case ProbeKind::Fentry:
-  case ProbeKind::Fexit:
-    return kernel.fentry_unavailable_reason();
-  default:
-    return "";
+    case ProbeKind::Kprobe:
+    case ProbeKind::Kretprobe:
+      return kernel.has_kprobes() ? ""
+                                  : "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a "
+                                    "tracepoint instead";
+    case ProbeKind::Fentry:
+    case ProbeKind::Fexit: return kernel.fentry_unavailable_reason();
+    default: return "";
   }
 }
 

@@ -25,7 +25,8 @@ struct ResolvedProbe {
 class KernelFacts {
  public:
   virtual ~KernelFacts() = default;
-  virtual std::optional<TraceFormat> tracepoint(const std::string &category, const std::string &event);
+  virtual std::optional<TraceFormat> tracepoint(const std::string &category,
+                                                const std::string &event);
   virtual std::vector<std::string> tracepoint_names();
   virtual const KernelBtf *btf();
   virtual bool has_kprobes();

@@ -48,7 +48,8 @@ ScriptLocation locate_expression(const std::string &source, const std::string &e
       last_newline = i;
     }
   }
-  found.column = static_cast<int>(best - (last_newline == std::string::npos ? 0 : last_newline + 1)) + 1;
+  found.column =
+      static_cast<int>(best - (last_newline == std::string::npos ? 0 : last_newline + 1)) + 1;
   return found;
 }
 

@@ -66,7 +66,8 @@ struct bpf_map *find_map(struct bpf_object *obj, const std::string &suffix) {
   struct bpf_map *map;
   bpf_object__for_each_map(map, obj) {
     std::string name = bpf_map__name(map);
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
       return map;
   }
   return nullptr;
@@ -119,7 +120,9 @@ BpfProgram::~BpfProgram() {
   bpf_object__close(obj_);
 }
 
-const struct btf *BpfProgram::btf() const { return bpf_object__btf(obj_); }
+const struct btf *BpfProgram::btf() const {
+  return bpf_object__btf(obj_);
+}
 
 size_t BpfProgram::program_count() const {
   size_t n = 0;
@@ -166,9 +169,10 @@ void BpfProgram::load(const LoadSettings &settings) {
   int cpus = libbpf_num_possible_cpus();
   if (struct bpf_map *rings = bpf_object__find_map_by_name(obj_, "mt_rings"))
     bpf_map__set_max_entries(rings, cpus);
-  struct bpf_program *follow = generated_.follow_program.empty()
-                                   ? nullptr
-                                   : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
+  struct bpf_program *follow =
+      generated_.follow_program.empty()
+          ? nullptr
+          : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
 
@@ -176,7 +180,8 @@ void BpfProgram::load(const LoadSettings &settings) {
   if (struct bpf_map *rodata = find_map(obj_, ".rodata")) {
     size_t size = 0;
     const void *initial = bpf_map__initial_value(rodata, &size);
-    std::vector<char> data(static_cast<const char *>(initial), static_cast<const char *>(initial) + size);
+    std::vector<char> data(static_cast<const char *>(initial),
+                           static_cast<const char *>(initial) + size);
     long filter = variable_offset(btf(), ".rodata", "mt_filter_targets");
     if (filter >= 0) {
       unsigned one = settings.filter_targets;
@@ -200,11 +205,13 @@ void BpfProgram::load(const LoadSettings &settings) {
     const ProbeDecl &d = decl_.probes[p.decl_id];
     std::string reason = verifier_summary(log);
     if (err == -EPERM && (p.name.kind == ProbeKind::Fentry || p.name.kind == ProbeKind::Fexit))
-      throw Error("the kernel refused to load " + p.probe_name +
-                      " (EPERM): this kernel does not allow fentry/fexit here; use a tracepoint or kprobe",
-                  d.where, log);
+      throw Error(
+          "the kernel refused to load " + p.probe_name +
+              " (EPERM): this kernel does not allow fentry/fexit here; use a tracepoint or kprobe",
+          d.where, log);
     throw Error("the BPF verifier rejected the program for " + p.probe_name +
-                    (reason.empty() ? "" : ": " + reason) + (settings.verbose ? "" : " (run with -v for the kernel's log)"),
+                    (reason.empty() ? "" : ": " + reason) +
+                    (settings.verbose ? "" : " (run with -v for the kernel's log)"),
                 d.where, log);
   }
   throw Error(std::string("cannot load the BPF programs: ") + std::strerror(-err) +

@@ -15,15 +15,16 @@ struct btf;
 namespace mt {
 
 struct LoadSettings {
-  std::vector<char> params;   // struct mt_params bytes, laid out per the object's BTF
+  std::vector<char> params;  // struct mt_params bytes, laid out per the object's BTF
   bool filter_targets = false;
-  bool verbose = false;       // keep the kernel's verifier log in errors
+  bool verbose = false;  // keep the kernel's verifier log in errors
 };
 
 class BpfProgram {
  public:
   // Opens the object; nothing reaches the kernel yet.
-  BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated, const Declaration &decl);
+  BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated,
+             const Declaration &decl);
   ~BpfProgram();
   BpfProgram(const BpfProgram &) = delete;
   BpfProgram &operator=(const BpfProgram &) = delete;

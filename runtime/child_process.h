@@ -2,8 +2,9 @@
 // target filter, held until every probe is attached, then exec'd as the
 // invoking user when moontrace runs under sudo.
 #pragma once
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 #include <vector>
 
 namespace mt {

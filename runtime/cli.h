@@ -18,7 +18,7 @@ struct Options {
   bool no_cache = false;                 // --no-cache
   bool help = false;
   bool version = false;
-  bool list_scripts = false;             // moontrace list
+  bool list_scripts = false;  // moontrace list
 };
 
 // Throws mt::Error on bad engine options.

@@ -12,7 +12,8 @@
 
 namespace mt {
 
-EventStream::EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes, Handler handler)
+EventStream::EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes,
+                         Handler handler)
     : lost_fd_(lost_fd), num_probes_(num_probes), handler_(std::move(handler)) {
   int cpus = libbpf_num_possible_cpus();
   std::vector<__u32> keys;

@@ -1,9 +1,8 @@
 #include "runtime/lua_sandbox.h"
 
-#include <lua.hpp>
-
 #include <cstdlib>
 #include <cstring>
+#include <lua.hpp>
 
 #include "compiler/embedded_files.h"
 
@@ -100,8 +99,8 @@ lua_State *new_sandboxed_state(const SandboxOptions &options) {
     lua_setfield(L, -2, "loadlib");
   }
   lua_getfield(L, -1, "searchers");  // package, searchers
-  lua_newtable(L);                    // package, searchers, ours
-  lua_rawgeti(L, -2, 1);              // package.preload
+  lua_newtable(L);                   // package, searchers, ours
+  lua_rawgeti(L, -2, 1);             // package.preload
   lua_rawseti(L, -2, 1);
   lua_pushcfunction(L, search_stdlib);
   lua_rawseti(L, -2, 2);

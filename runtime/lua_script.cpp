@@ -1,10 +1,9 @@
 #include "runtime/lua_script.h"
 
-#include <lua.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <lua.hpp>
 #include <sstream>
 
 #include "compiler/error.h"
@@ -21,7 +20,8 @@ constexpr const char *kSelfKey = "moontrace.script";
 bool is_identifier(const std::string &s) {
   if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
     return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
 }
 
 std::string trim(const std::string &s) {
@@ -59,11 +59,13 @@ ScriptSource load_script_source(const std::string &name) {
     text << file.rdbuf();
     return {name, text.str()};
   }
-  std::string builtin = name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
+  std::string builtin =
+      name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
   if (name.find('/') == std::string::npos)
     if (const char *text = embedded_lua(builtin, kScriptFiles))
       return {builtin, text};
-  throw Error("cannot read script '" + name + "': no such file, and no shipped script by that name (try 'moontrace list')");
+  throw Error("cannot read script '" + name +
+              "': no such file, and no shipped script by that name (try 'moontrace list')");
 }
 
 // The functions scripts call; each finds its LuaScript in the registry.
@@ -161,7 +163,8 @@ struct LuaApi {
           if (lua_type(L, -2) != LUA_TSTRING)
             continue;
           if (lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "capture '%s' must be a C expression in a string", lua_tostring(L, -2));
+            return luaL_error(L, "capture '%s' must be a C expression in a string",
+                              lua_tostring(L, -2));
           named.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
         }
         std::sort(named.begin(), named.end());  // deterministic C, stable cache keys
@@ -199,7 +202,8 @@ struct LuaApi {
     bool ok = true;
     p.type = parse_param_type(luaL_optstring(L, -1, "int"), ok);
     if (!ok)
-      return luaL_error(L, "parameter '%s': type must be int, uint, bool or string", p.name.c_str());
+      return luaL_error(L, "parameter '%s': type must be int, uint, bool or string",
+                        p.name.c_str());
     lua_getfield(L, 2, "default");
     if (lua_isboolean(L, -1))
       p.default_text = lua_toboolean(L, -1) ? "true" : "false";
@@ -213,7 +217,8 @@ struct LuaApi {
     p.short_name = luaL_optstring(L, -1, "");
     std::string why;
     if (!validate_param(p.type, p.default_text, why))
-      return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(), p.default_text.c_str(), why.c_str());
+      return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(),
+                        p.default_text.c_str(), why.c_str());
     try {
       p.value_text = s.args_.take_value(p);
     } catch (const Error &e) {
@@ -231,10 +236,12 @@ struct LuaApi {
   static void push_param_value(lua_State *L, const Param &p) {
     const std::string &v = p.value_text;
     switch (p.type) {
-    case ParamType::Int: lua_pushinteger(L, std::strtoll(v.c_str(), nullptr, 0)); break;
-    case ParamType::Uint: lua_pushinteger(L, (lua_Integer)std::strtoull(v.c_str(), nullptr, 0)); break;
-    case ParamType::Bool: lua_pushboolean(L, v == "true" || v == "1" || v == "yes"); break;
-    case ParamType::String: lua_pushstring(L, v.c_str()); break;
+      case ParamType::Int: lua_pushinteger(L, std::strtoll(v.c_str(), nullptr, 0)); break;
+      case ParamType::Uint:
+        lua_pushinteger(L, (lua_Integer)std::strtoull(v.c_str(), nullptr, 0));
+        break;
+      case ParamType::Bool: lua_pushboolean(L, v == "true" || v == "1" || v == "yes"); break;
+      case ParamType::String: lua_pushstring(L, v.c_str()); break;
     }
   }
 
@@ -272,13 +279,17 @@ struct LuaApi {
   }
 };
 
-LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args, Output &output)
+LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args,
+                     Output &output)
     : L_(new_sandboxed_state(sandbox)), source_(std::move(source)), args_(args), output_(output) {
   decl_.script_path = source_.path;
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
-  const luaL_Reg api[] = {{"probe", LuaApi::probe}, {"param", LuaApi::param}, {"print", LuaApi::print},
-                          {"printf", LuaApi::printf}, {"exit", LuaApi::exit}};
+  const luaL_Reg api[] = {{"probe", LuaApi::probe},
+                          {"param", LuaApi::param},
+                          {"print", LuaApi::print},
+                          {"printf", LuaApi::printf},
+                          {"exit", LuaApi::exit}};
   for (const auto &f : api) {
     lua_pushcfunction(L_, f.func);
     lua_setglobal(L_, f.name);
@@ -287,7 +298,9 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   lua_setglobal(L_, "params");
 }
 
-LuaScript::~LuaScript() { lua_close(L_); }
+LuaScript::~LuaScript() {
+  lua_close(L_);
+}
 
 void LuaScript::declare() {
   std::string chunk = "@" + source_.path;

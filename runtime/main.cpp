@@ -1,3 +1,5 @@
 #include "runtime/session.h"
 
-int main(int argc, char **argv) { return mt::run_moontrace(argc, argv); }
+int main(int argc, char **argv) {
+  return mt::run_moontrace(argc, argv);
+}

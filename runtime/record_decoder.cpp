@@ -1,10 +1,10 @@
 #include "runtime/record_decoder.h"
 
 #include <bpf/btf.h>
-#include <lua.hpp>
 
 #include <cinttypes>
 #include <cstring>
+#include <lua.hpp>
 
 namespace mt {
 
@@ -12,7 +12,8 @@ namespace {
 
 int skip_modifiers(const struct btf *btf, int id) {
   for (const struct btf_type *t = btf__type_by_id(btf, id);
-       t && (btf_is_mod(t) || btf_is_typedef(t) || btf_is_type_tag(t)); t = btf__type_by_id(btf, id))
+       t && (btf_is_mod(t) || btf_is_typedef(t) || btf_is_type_tag(t));
+       t = btf__type_by_id(btf, id))
     id = t->type;
   return id;
 }
@@ -27,7 +28,7 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
     return f;
   if (btf_is_int(t)) {
     uint8_t enc = btf_int_encoding(t);
-    f.kind = enc & BTF_INT_BOOL ? FieldKind::Bool
+    f.kind = enc & BTF_INT_BOOL     ? FieldKind::Bool
              : enc & BTF_INT_SIGNED ? FieldKind::Signed
                                     : FieldKind::Unsigned;
     if (f.size > 8)
@@ -60,7 +61,8 @@ int64_t load_signed(const unsigned char *p, uint32_t size) {
 }
 
 std::string load_string(const unsigned char *p, uint32_t size) {
-  return std::string(reinterpret_cast<const char *>(p), strnlen(reinterpret_cast<const char *>(p), size));
+  return std::string(reinterpret_cast<const char *>(p),
+                     strnlen(reinterpret_cast<const char *>(p), size));
 }
 
 double load_float(const unsigned char *p, uint32_t size) {
@@ -110,17 +112,19 @@ void push_record_fields(lua_State *L, const RecordLayout &layout, const void *da
       continue;
     const unsigned char *p = bytes + f.offset;
     switch (f.kind) {
-    case FieldKind::Signed: lua_pushinteger(L, load_signed(p, f.size)); break;
-    case FieldKind::Unsigned:
-    case FieldKind::Pointer: lua_pushinteger(L, static_cast<lua_Integer>(load_unsigned(p, f.size))); break;
-    case FieldKind::Bool: lua_pushboolean(L, load_unsigned(p, f.size) != 0); break;
-    case FieldKind::Float: lua_pushnumber(L, load_float(p, f.size)); break;
-    case FieldKind::String: {
-      std::string s = load_string(p, f.size);
-      lua_pushlstring(L, s.data(), s.size());
-      break;
-    }
-    case FieldKind::Bytes: lua_pushlstring(L, reinterpret_cast<const char *>(p), f.size); break;
+      case FieldKind::Signed: lua_pushinteger(L, load_signed(p, f.size)); break;
+      case FieldKind::Unsigned:
+      case FieldKind::Pointer:
+        lua_pushinteger(L, static_cast<lua_Integer>(load_unsigned(p, f.size)));
+        break;
+      case FieldKind::Bool: lua_pushboolean(L, load_unsigned(p, f.size) != 0); break;
+      case FieldKind::Float: lua_pushnumber(L, load_float(p, f.size)); break;
+      case FieldKind::String: {
+        std::string s = load_string(p, f.size);
+        lua_pushlstring(L, s.data(), s.size());
+        break;
+      }
+      case FieldKind::Bytes: lua_pushlstring(L, reinterpret_cast<const char *>(p), f.size); break;
     }
     lua_setfield(L, -2, f.name.c_str());
   }
@@ -138,13 +142,21 @@ std::string format_record(const RecordLayout &layout, const void *data, size_t s
       out += ' ';
     out += f.name + "=";
     switch (f.kind) {
-    case FieldKind::Signed: std::snprintf(buf, sizeof(buf), "%" PRId64, load_signed(p, f.size)); break;
-    case FieldKind::Unsigned: std::snprintf(buf, sizeof(buf), "%" PRIu64, load_unsigned(p, f.size)); break;
-    case FieldKind::Pointer: std::snprintf(buf, sizeof(buf), "0x%" PRIx64, load_unsigned(p, f.size)); break;
-    case FieldKind::Bool: std::snprintf(buf, sizeof(buf), "%s", load_unsigned(p, f.size) ? "true" : "false"); break;
-    case FieldKind::Float: std::snprintf(buf, sizeof(buf), "%g", load_float(p, f.size)); break;
-    case FieldKind::String: out += load_string(p, f.size); continue;
-    case FieldKind::Bytes: out += hex_bytes(p, f.size); continue;
+      case FieldKind::Signed:
+        std::snprintf(buf, sizeof(buf), "%" PRId64, load_signed(p, f.size));
+        break;
+      case FieldKind::Unsigned:
+        std::snprintf(buf, sizeof(buf), "%" PRIu64, load_unsigned(p, f.size));
+        break;
+      case FieldKind::Pointer:
+        std::snprintf(buf, sizeof(buf), "0x%" PRIx64, load_unsigned(p, f.size));
+        break;
+      case FieldKind::Bool:
+        std::snprintf(buf, sizeof(buf), "%s", load_unsigned(p, f.size) ? "true" : "false");
+        break;
+      case FieldKind::Float: std::snprintf(buf, sizeof(buf), "%g", load_float(p, f.size)); break;
+      case FieldKind::String: out += load_string(p, f.size); continue;
+      case FieldKind::Bytes: out += hex_bytes(p, f.size); continue;
     }
     out += buf;
   }

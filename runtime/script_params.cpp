@@ -7,7 +7,8 @@
 
 namespace mt {
 
-ScriptArgs::ScriptArgs(std::vector<std::string> args) : args_(std::move(args)), used_(args_.size()) {
+ScriptArgs::ScriptArgs(std::vector<std::string> args)
+    : args_(std::move(args)), used_(args_.size()) {
   for (size_t i = 0; i < args_.size(); i++)
     if (args_[i] == "--help" || args_[i] == "-h") {
       help_ = true;
@@ -41,7 +42,8 @@ std::string ScriptArgs::take_value(const Param &param) {
     used_[i] = true;
     std::string why;
     if (!validate_param(param.type, value, why))
-      throw Error("invalid value '" + value + "' for " + given.substr(0, given.find('=')) + ": " + why);
+      throw Error("invalid value '" + value + "' for " + given.substr(0, given.find('=')) + ": " +
+                  why);
   }
   return value;
 }
@@ -56,31 +58,31 @@ bool validate_param(ParamType type, const std::string &text, std::string &why) {
   char *end = nullptr;
   errno = 0;
   switch (type) {
-  case ParamType::Int:
-    std::strtoll(text.c_str(), &end, 0);
-    if (text.empty() || *end || errno) {
-      why = "expected an integer";
-      return false;
-    }
-    return true;
-  case ParamType::Uint:
-    std::strtoull(text.c_str(), &end, 0);
-    if (text.empty() || *end || errno || text[0] == '-') {
-      why = "expected a non-negative integer";
-      return false;
-    }
-    return true;
-  case ParamType::Bool:
-    if (text == "true" || text == "false" || text == "1" || text == "0" || text == "yes" ||
-        text == "no")
+    case ParamType::Int:
+      std::strtoll(text.c_str(), &end, 0);
+      if (text.empty() || *end || errno) {
+        why = "expected an integer";
+        return false;
+      }
       return true;
-    why = "expected true or false";
-    return false;
-  case ParamType::String:
-    if (text.size() < 64)
+    case ParamType::Uint:
+      std::strtoull(text.c_str(), &end, 0);
+      if (text.empty() || *end || errno || text[0] == '-') {
+        why = "expected a non-negative integer";
+        return false;
+      }
       return true;
-    why = "strings are limited to 63 bytes";
-    return false;
+    case ParamType::Bool:
+      if (text == "true" || text == "false" || text == "1" || text == "0" || text == "yes" ||
+          text == "no")
+        return true;
+      why = "expected true or false";
+      return false;
+    case ParamType::String:
+      if (text.size() < 64)
+        return true;
+      why = "strings are limited to 63 bytes";
+      return false;
   }
   return false;
 }
@@ -101,10 +103,10 @@ ParamType parse_param_type(const std::string &name, bool &ok) {
 
 const char *param_type_name(ParamType type) {
   switch (type) {
-  case ParamType::Int: return "int";
-  case ParamType::Uint: return "uint";
-  case ParamType::Bool: return "bool";
-  case ParamType::String: return "string";
+    case ParamType::Int: return "int";
+    case ParamType::Uint: return "uint";
+    case ParamType::Bool: return "bool";
+    case ParamType::String: return "string";
   }
   return "?";
 }

@@ -33,7 +33,9 @@ using Clock = std::chrono::steady_clock;
 
 volatile sig_atomic_t g_stop_signal = 0;
 
-void on_stop_signal(int sig) { g_stop_signal = sig; }
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
 // Interrupts the poll so that a -c command's exit stops tracing at once.
 void on_child_signal(int) {}
 
@@ -187,7 +189,8 @@ int run(const Options &options) {
   if (!resolution.probes.empty()) {
     program = std::make_unique<BpfProgram>(object, generated, decl);
     for (const auto &p : generated.probes)
-      layouts.push_back(p.record.empty() ? std::nullopt : layout_from_btf(program->btf(), p.record));
+      layouts.push_back(p.record.empty() ? std::nullopt
+                                         : layout_from_btf(program->btf(), p.record));
     settings.params = program->pack_params(decl.params);
     program->load(settings);
     if (options.verbose)
@@ -205,7 +208,8 @@ int run(const Options &options) {
         return;
       try {
         if (script.has_handler(decl_id))
-          script.call_event(decl_id, [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
+          script.call_event(decl_id,
+                            [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
         else
           output.write(format_record(*layouts[id], data, size) + "\n");
       } catch (const Error &e) {

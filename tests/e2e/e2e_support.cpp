@@ -64,7 +64,9 @@ std::string script(const std::string &name) { return std::string(MT_SOURCE_DIR) 
 
 Command mt(std::vector<std::string> args) {
   args.insert(args.begin(), moontrace());
-  return {std::move(args)};
+  Command c;
+  c.argv = std::move(args);
+  return c;
 }
 
 Command as_nobody(Command c) {

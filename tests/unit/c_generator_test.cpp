@@ -25,9 +25,11 @@ TEST(CGenerator, PlacesExpressionsAtTheirScriptLines) {
   Resolution r;
   GeneratedProgram p = generate(d, r);
   // The expression sits on the line after #line, at its script column.
-  EXPECT_NE(p.source.find("#line 4 \"test.lua\"\n            args.res >= param.min\n"), std::string::npos)
+  EXPECT_NE(p.source.find("#line 4 \"test.lua\"\n            args.res >= param.min\n"),
+            std::string::npos)
       << p.source;
-  EXPECT_NE(p.source.find("#line 5 \"test.lua\"\n                   args.user_data\n"), std::string::npos);
+  EXPECT_NE(p.source.find("#line 5 \"test.lua\"\n                   args.user_data\n"),
+            std::string::npos);
   EXPECT_EQ(p.source.find("vmlinux.h"), std::string::npos);
 }
 

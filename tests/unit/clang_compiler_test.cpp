@@ -33,7 +33,11 @@ TEST(ClangCompiler, EmitsABpfObjectWithBtf) {
   CompileResult r = compile_bpf(generated("args.res >= param.min", "args.user_data"), {});
   ASSERT_TRUE(r.ok) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
   ASSERT_GT(r.object.size(), 64u);
-  EXPECT_EQ(std::memcmp(r.object.data(), "\x7f" "ELF", 4), 0);
+  EXPECT_EQ(std::memcmp(r.object.data(),
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
   EXPECT_EQ(static_cast<unsigned char>(r.object[18]), 247);  // e_machine EM_BPF
   EXPECT_TRUE(has_section(r.object, ".BTF"));
   EXPECT_TRUE(has_section(r.object, "tracepoint/io_uring/io_uring_complete"));

@@ -66,8 +66,9 @@ TEST(LuaScript, ReportsLuaErrorsWithFileAndLine) {
 }
 
 TEST(LuaScript, SandboxesUnlessUnsafe) {
-  Loaded safe("assert(os == nil and io == nil and load == nil and dofile == nil and debug == nil)\n"
-              "assert(package.loadlib == nil)\n");
+  Loaded safe(
+      "assert(os == nil and io == nil and load == nil and dofile == nil and debug == nil)\n"
+      "assert(package.loadlib == nil)\n");
   EXPECT_NO_THROW(safe.script.declare());
   Loaded unsafe("assert(os.time() > 0 and io.open and load and debug)\n", {}, true);
   EXPECT_NO_THROW(unsafe.script.declare());

@@ -2,9 +2,9 @@
 
 #include <bpf/btf.h>
 #include <gtest/gtest.h>
-#include <lua.hpp>
 
 #include <cstring>
+#include <lua.hpp>
 
 namespace mt {
 

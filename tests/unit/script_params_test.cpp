@@ -8,7 +8,8 @@ namespace mt {
 
 namespace {
 
-Param param(const std::string &name, ParamType type, const std::string &def, const std::string &shorter = "") {
+Param param(const std::string &name, ParamType type, const std::string &def,
+            const std::string &shorter = "") {
   Param p;
   p.name = name;
   p.type = type;

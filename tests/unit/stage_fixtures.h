@@ -30,7 +30,8 @@ print fmt: "ring %p", REC->ctx
 // Answers from fixed data instead of the running kernel.
 class FakeKernel : public KernelFacts {
  public:
-  std::optional<TraceFormat> tracepoint(const std::string &category, const std::string &event) override {
+  std::optional<TraceFormat> tracepoint(const std::string &category,
+                                        const std::string &event) override {
     if (category != "io_uring" || event != "io_uring_complete")
       return std::nullopt;
     std::string error;

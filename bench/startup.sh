@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Start-up benchmark (issue 2, point 17): exec to all probes attached, for a
+# small script, moontrace with a cold and a warm object cache side by side
+# with bpftrace on the equivalent one-liner. Prints a markdown report.
+#
+#   sudo bench/startup.sh [MOONTRACE]      (default: build/moontrace)
+#   RUNS=50 sudo bench/startup.sh          (runs per variant, default 20)
+#
+# Needs root, python3 and Debian's bpftrace; nothing else.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mt=${1:-$here/../build/moontrace}
+runs=${RUNS:-20}
+
+die() { echo "startup.sh: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "run as root (attaching BPF programs needs it)"
+[[ -x $mt ]] || die "no moontrace binary at $mt (build it, or pass its path)"
+command -v bpftrace >/dev/null || die "bpftrace not found (apt-get install bpftrace)"
+command -v python3 >/dev/null || die "python3 not found"
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
+tracefs=/sys/kernel/tracing
+[[ -d $tracefs/events ]] || tracefs=/sys/kernel/debug/tracing
+[[ -d $tracefs/events/io_uring/io_uring_complete ]] ||
+  die "tracepoint io_uring:io_uring_complete not found under $tracefs"
+
+mt=$(realpath "$mt")
+tmp=$(mktemp -d /tmp/moontrace-startup.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
+cat <<EOF
+## Start-up: exec to all probes attached
+
+Machine: $(nproc) CPUs, ${cpu:-unknown CPU}; kernel $(uname -r);
+$("$mt" --version 2>&1 | head -1) ($mt);
+$(bpftrace --version 2>&1 | head -1) (Debian's $(dpkg-query -W -f='${Version}' bpftrace 2>/dev/null || echo '?'));
+libbpf $(dpkg-query -W -f='${Version}' libbpf1 2>/dev/null || echo '?'); $runs runs each, interleaved.
+
+EOF
+
+python3 - "$mt" "$here" "$runs" "$tmp" <<'PY'
+import math, os, selectors, statistics, subprocess, sys, tempfile, time
+
+mt, here, runs, tmp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+script = os.path.join(here, "startup.lua")
+empty = os.path.join(here, "startup_empty.lua")
+warm_cache = os.path.join(tmp, "warm")
+os.mkdir(warm_cache)
+bt_small = ('tracepoint:io_uring:io_uring_complete { printf("%llu\\n", args->user_data); } '
+            'BEGIN { printf("begin\\n"); exit(); }')
+bt_empty = 'BEGIN { printf("begin\\n"); exit(); }'
+
+
+def mt_attached(stream, line):
+    # Printed right after the last probe is attached, before `begin` runs.
+    return stream == "err" and line.startswith("moontrace: tracing")
+
+
+def bt_attached(stream, line):
+    # bpftrace 0.17 runs BEGIN's program before attaching the other probes,
+    # but prints its output from the event loop, which starts once every
+    # probe is attached.
+    return stream == "out" and line == "begin"
+
+
+def fresh_cache():
+    return {"MOONTRACE_CACHE": tempfile.mkdtemp(prefix="cold.", dir=tmp)}
+
+
+# (label, argv, extra environment per run, attach marker)
+variants = [
+    ("moontrace, cold cache", [mt, script], fresh_cache, mt_attached),
+    ("moontrace, warm cache", [mt, script], lambda: {"MOONTRACE_CACHE": warm_cache}, mt_attached),
+    ("bpftrace", ["bpftrace", "-e", bt_small], dict, bt_attached),
+    ("moontrace, no kernel probe", [mt, empty], lambda: {"MOONTRACE_CACHE": warm_cache}, mt_attached),
+    ("bpftrace, BEGIN only", ["bpftrace", "-e", bt_empty], dict, bt_attached),
+]
+
+
+def run_once(argv, extra, marker):
+    """Returns (ms to the attach marker or None, ms to exit, rc, output)."""
+    env = dict(os.environ, **extra)
+    t0 = time.perf_counter_ns()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ, "out")
+    sel.register(p.stderr, selectors.EVENT_READ, "err")
+    pending = {"out": b"", "err": b""}
+    text = []
+    t_mark = None
+    while sel.get_map():
+        for key, _ in sel.select():
+            data = os.read(key.fileobj.fileno(), 65536)
+            now = time.perf_counter_ns()
+            if not data:
+                sel.unregister(key.fileobj)
+                continue
+            pending[key.data] += data
+            *lines, pending[key.data] = pending[key.data].split(b"\n")
+            for raw in lines:
+                line = raw.decode(errors="replace")
+                text.append(line)
+                if t_mark is None and marker(key.data, line):
+                    t_mark = now
+    rc = p.wait()
+    t1 = time.perf_counter_ns()
+    p.stdout.close()
+    p.stderr.close()
+    ms = lambda t: (t - t0) / 1e6
+    return (ms(t_mark) if t_mark is not None else None), ms(t1), rc, "\n".join(text)
+
+
+def run(i, rnd):
+    label, argv, extra, marker = variants[i]
+    env = extra()
+    attached, total, rc, out = run_once(argv, env, marker)
+    if "MOONTRACE_CACHE" in env and env["MOONTRACE_CACHE"] != warm_cache:
+        subprocess.run(["rm", "-rf", env["MOONTRACE_CACHE"]], check=True)
+    if rc != 0 or attached is None:
+        sys.exit(f"startup.sh: {label} failed (exit {rc}, attach marker "
+                 f"{'seen' if attached is not None else 'not seen'}):\n{out}")
+    return attached, total
+
+
+# One untimed round warms the page cache and fills the warm object cache.
+for i in range(len(variants)):
+    run(i, -1)
+samples = [([], []) for _ in variants]
+for rnd in range(runs):
+    # Interleave, rotating the order so no variant always runs after another.
+    order = [(rnd + k) % len(variants) for k in range(len(variants))]
+    for i in order:
+        a, t = run(i, rnd)
+        samples[i][0].append(a)
+        samples[i][1].append(t)
+    print(f"\rstartup.sh: round {rnd + 1}/{runs}", end="", file=sys.stderr, flush=True)
+print(file=sys.stderr)
+
+
+def stats(xs):
+    xs = sorted(xs)
+    p90 = xs[max(0, math.ceil(0.9 * len(xs)) - 1)]  # nearest rank
+    return [f"{xs[0]:.1f}", f"{statistics.median(xs):.1f}", f"{p90:.1f}"]
+
+
+print("| ms | exec to attached: min | median | p90 | exec to exit: min | median | p90 |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for (label, *_), (att, tot) in zip(variants, samples):
+    print(f"| {label} | " + " | ".join(stats(att) + stats(tot)) + " |")
+print(f"""
+Method: each run is timed from just before fork+exec (python3 subprocess,
+perf_counter) to the process being reaped (*exec to exit*): the script's
+`begin` handler calls `exit()`, and `begin` runs once every probe is attached,
+so this is start-up plus teardown. *Exec to attached* is when the attach marker
+reaches the pipe: moontrace's stderr line `moontrace: tracing N probes`
+(printed right after the last attach), bpftrace's `printf("begin")` from BEGIN
+(printed by its event loop, which starts after the last attach). Cold cache: a
+fresh empty MOONTRACE_CACHE directory each run (the OS page cache stays warm);
+warm cache: a directory filled by an untimed first round.
+Scripts: bench/startup.lua; bpftrace -e '{bt_small}'.
+No kernel probe: bench/startup_empty.lua; bpftrace -e '{bt_empty}'.""")
+PY
