@@ -227,7 +227,9 @@ int run(const Options &options) {
       for (const auto &p : generated.probes)
         std::fprintf(stderr, "moontrace: attached %s\n", p.probe_name.c_str());
   }
-  std::fprintf(stderr, "moontrace: tracing %zu probes; Ctrl-C to stop\n", generated.probes.size());
+  size_t attached = generated.probes.size();
+  std::fprintf(stderr, "moontrace: attached %zu probe%s; Ctrl-C to stop\n", attached,
+               attached == 1 ? "" : "s");
 
   struct Timer {
     int decl_id;
