@@ -40,7 +40,7 @@ libbpf $(dpkg-query -W -f='${Version}' libbpf1 2>/dev/null || echo '?'); $runs r
 EOF
 
 python3 - "$mt" "$here" "$runs" "$tmp" <<'PY'
-import math, os, selectors, statistics, subprocess, sys, tempfile, time
+import math, os, re, selectors, statistics, subprocess, sys, tempfile, time
 
 mt, here, runs, tmp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 script = os.path.join(here, "startup.lua")
@@ -53,8 +53,9 @@ bt_empty = 'BEGIN { printf("begin\\n"); exit(); }'
 
 
 def mt_attached(stream, line):
-    # Printed right after the last probe is attached, before `begin` runs.
-    return stream == "err" and line.startswith("moontrace: tracing")
+    # "moontrace: attached N probes; ..." (earlier: "tracing N probes"),
+    # printed right after the last probe is attached, before `begin` runs.
+    return stream == "err" and re.match(r"moontrace: \w+ \d+ probes?\b", line) is not None
 
 
 def bt_attached(stream, line):
@@ -79,7 +80,7 @@ variants = [
 
 
 def run_once(argv, extra, marker):
-    """Returns (ms to the attach marker or None, ms to exit, rc, output)."""
+    """Returns (ms to the attach marker or None, ms to exit, CPU ms, rc, output)."""
     env = dict(os.environ, **extra)
     t0 = time.perf_counter_ns()
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -104,61 +105,78 @@ def run_once(argv, extra, marker):
                 text.append(line)
                 if t_mark is None and marker(key.data, line):
                     t_mark = now
-    rc = p.wait()
+    _, status, usage = os.wait4(p.pid, 0)  # usage includes reaped grandchildren
     t1 = time.perf_counter_ns()
+    p.returncode = os.waitstatus_to_exitcode(status)
     p.stdout.close()
     p.stderr.close()
     ms = lambda t: (t - t0) / 1e6
-    return (ms(t_mark) if t_mark is not None else None), ms(t1), rc, "\n".join(text)
+    cpu = (usage.ru_utime + usage.ru_stime) * 1e3
+    return (ms(t_mark) if t_mark is not None else None), ms(t1), cpu, p.returncode, "\n".join(text)
 
 
-def run(i, rnd):
+def run(i):
     label, argv, extra, marker = variants[i]
     env = extra()
-    attached, total, rc, out = run_once(argv, env, marker)
+    attached, total, cpu, rc, out = run_once(argv, env, marker)
     if "MOONTRACE_CACHE" in env and env["MOONTRACE_CACHE"] != warm_cache:
         subprocess.run(["rm", "-rf", env["MOONTRACE_CACHE"]], check=True)
-    if rc != 0 or attached is None:
-        sys.exit(f"startup.sh: {label} failed (exit {rc}, attach marker "
-                 f"{'seen' if attached is not None else 'not seen'}):\n{out}")
-    return attached, total
+    if rc != 0:
+        sys.exit(f"startup.sh: {label} failed (exit {rc}):\n{out}")
+    return attached, total, cpu
 
 
 # One untimed round warms the page cache and fills the warm object cache.
 for i in range(len(variants)):
-    run(i, -1)
-samples = [([], []) for _ in variants]
+    run(i)
+samples = [[] for _ in variants]
 for rnd in range(runs):
     # Interleave, rotating the order so no variant always runs after another.
-    order = [(rnd + k) % len(variants) for k in range(len(variants))]
-    for i in order:
-        a, t = run(i, rnd)
-        samples[i][0].append(a)
-        samples[i][1].append(t)
-    print(f"\rstartup.sh: round {rnd + 1}/{runs}", end="", file=sys.stderr, flush=True)
-print(file=sys.stderr)
+    for k in range(len(variants)):
+        i = (rnd + k) % len(variants)
+        samples[i].append(run(i))
+    if sys.stderr.isatty():
+        print(f"\rstartup.sh: round {rnd + 1}/{runs}", end="", file=sys.stderr, flush=True)
+if sys.stderr.isatty():
+    print(file=sys.stderr)
 
 
-def stats(xs):
+def pick(xs, q):
     xs = sorted(xs)
-    p90 = xs[max(0, math.ceil(0.9 * len(xs)) - 1)]  # nearest rank
-    return [f"{xs[0]:.1f}", f"{statistics.median(xs):.1f}", f"{p90:.1f}"]
+    return xs[max(0, math.ceil(q * len(xs)) - 1)]  # nearest rank
 
 
-print("| ms | exec to attached: min | median | p90 | exec to exit: min | median | p90 |")
-print("|---|---:|---:|---:|---:|---:|---:|")
-for (label, *_), (att, tot) in zip(variants, samples):
-    print(f"| {label} | " + " | ".join(stats(att) + stats(tot)) + " |")
+def stats(xs, which=("min", "median", "p90")):
+    if None in xs:  # the attach marker was not seen (engine message changed?)
+        return ["n/a"] * len(which)
+    f = {"min": min, "median": statistics.median, "p90": lambda v: pick(v, 0.9)}
+    return [f"{f[w](xs):.1f}" for w in which]
+
+
+print("| ms | exec to attached: min | median | p90 | exec to exit: min | median | p90 "
+      "| exit after attach: median | CPU time: median |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for (label, *_), runs_ in zip(variants, samples):
+    att = [a for a, _, _ in runs_]
+    tot = [t for _, t, _ in runs_]
+    cpu = [c for _, _, c in runs_]
+    gap = [t - a if a is not None else None for a, t, _ in runs_]
+    cells = stats(att) + stats(tot) + stats(gap, ("median",)) + stats(cpu, ("median",))
+    print(f"| {label} | " + " | ".join(cells) + " |")
 print(f"""
 Method: each run is timed from just before fork+exec (python3 subprocess,
-perf_counter) to the process being reaped (*exec to exit*): the script's
-`begin` handler calls `exit()`, and `begin` runs once every probe is attached,
-so this is start-up plus teardown. *Exec to attached* is when the attach marker
-reaches the pipe: moontrace's stderr line `moontrace: tracing N probes`
-(printed right after the last attach), bpftrace's `printf("begin")` from BEGIN
-(printed by its event loop, which starts after the last attach). Cold cache: a
-fresh empty MOONTRACE_CACHE directory each run (the OS page cache stays warm);
-warm cache: a directory filled by an untimed first round.
-Scripts: bench/startup.lua; bpftrace -e '{bt_small}'.
-No kernel probe: bench/startup_empty.lua; bpftrace -e '{bt_empty}'.""")
+perf_counter) to the process being reaped (*exec to exit*); the script's
+`begin` handler calls `exit()` and runs only once every probe is attached, so
+this is start-up plus teardown. *Exec to attached* is when the attach marker
+reaches the pipe: moontrace's stderr line `moontrace: attached N probes` (or
+`tracing N probes`), printed right after the last attach; bpftrace's
+`printf("begin")` from BEGIN, printed by its event loop, which starts after the
+last attach. *Exit after attach* is the per-run difference (teardown, mostly).
+*CPU time* is user + system time of the process and its children (wait4).
+Cold cache: a fresh empty MOONTRACE_CACHE directory each run (the OS page cache
+stays warm); warm cache: a directory filled by an untimed first round.
+
+- moontrace: bench/startup.lua; no kernel probe: bench/startup_empty.lua
+- bpftrace: `{bt_small}`
+- bpftrace, BEGIN only: `{bt_empty}`""")
 PY
