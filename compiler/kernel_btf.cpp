@@ -77,6 +77,50 @@ bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature 
   return signature_from_proto(btf_, ptr->type, 1, out);  // skips `void *__data`
 }
 
+namespace {
+
+// A tracepoint field as tracefs would describe it, from a BTF member.
+TraceField field_from_btf(const struct btf *btf, const std::string &name, int type_id, int offset) {
+  TraceField f;
+  f.name = name;
+  f.offset = offset;
+  long size = btf__resolve_size(btf, type_id);
+  f.size = size > 0 ? static_cast<int>(size) : 0;
+  if (f.name.rfind("__data_loc_", 0) == 0) {
+    f.name = f.name.substr(11);
+    f.type = "__data_loc char[]";
+    f.data_loc = true;
+    return f;
+  }
+  int tid = type_id;
+  for (const struct btf_type *t = btf__type_by_id(btf, tid);
+       t && (btf_is_mod(t) || btf_is_typedef(t)); t = btf__type_by_id(btf, tid))
+    tid = t->type;
+  const struct btf_type *t = btf__type_by_id(btf, tid);
+  if (btf_is_array(t)) {
+    f.array_len = static_cast<int>(btf_array(t)->nelems);
+    const struct btf_type *elem = btf__type_by_id(btf, btf_array(t)->type);
+    f.type = elem && btf_is_int(elem) && elem->size == 1 ? "char" : "u8";
+  } else if (btf_is_ptr(t)) {
+    const struct btf_type *pt = btf__type_by_id(btf, t->type);
+    while (pt && btf_is_mod(pt))
+      pt = btf__type_by_id(btf, pt->type);
+    std::string pointee = pt && btf_is_struct(pt)                 ? "struct " + name_of(btf, pt)
+                          : pt && btf_is_int(pt) && pt->size == 1 ? "char"
+                                                                  : "void";
+    f.type = pointee + " *";
+  } else if (btf_is_int(t)) {
+    f.is_signed = btf_int_encoding(t) & BTF_INT_SIGNED;
+    f.type = btf_int_encoding(t) & BTF_INT_BOOL ? "bool" : f.is_signed ? "int" : "unsigned";
+  } else {
+    f.is_signed = btf_is_enum(t);
+    f.type = "u" + std::to_string(f.size * 8);
+  }
+  return f;
+}
+
+}  // namespace
+
 std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &event) const {
   int id = btf__find_by_name_kind(btf_, ("trace_event_raw_" + event).c_str(), BTF_KIND_STRUCT);
   if (id < 0)
@@ -86,44 +130,13 @@ std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &even
   const struct btf_type *t = btf__type_by_id(btf_, id);
   const struct btf_member *m = btf_members(t);
   for (int i = 0; i < btf_vlen(t); i++) {
-    TraceField f;
-    f.name = btf__name_by_offset(btf_, m[i].name_off);
-    f.offset = static_cast<int>(btf_member_bit_offset(t, i) / 8);
-    long size = btf__resolve_size(btf_, m[i].type);
-    f.size = size > 0 ? static_cast<int>(size) : 0;
-    if (f.name == "ent" || f.name == "__data" || f.size == 0)
+    std::string name = btf__name_by_offset(btf_, m[i].name_off);
+    if (name == "ent" || name == "__data")
       continue;
-    if (f.name.rfind("__data_loc_", 0) == 0) {
-      f.name = f.name.substr(11);
-      f.type = "__data_loc char[]";
-      f.data_loc = true;
+    TraceField f =
+        field_from_btf(btf_, name, m[i].type, static_cast<int>(btf_member_bit_offset(t, i) / 8));
+    if (f.size > 0)
       format.fields.push_back(f);
-      continue;
-    }
-    int tid = m[i].type;
-    for (const struct btf_type *mt = btf__type_by_id(btf_, tid);
-         mt && (btf_is_mod(mt) || btf_is_typedef(mt)); mt = btf__type_by_id(btf_, tid))
-      tid = mt->type;
-    const struct btf_type *mt = btf__type_by_id(btf_, tid);
-    if (btf_is_array(mt)) {
-      f.array_len = static_cast<int>(btf_array(mt)->nelems);
-      const struct btf_type *elem = btf__type_by_id(btf_, btf_array(mt)->type);
-      f.type = elem && btf_is_int(elem) && elem->size == 1 ? "char" : "u8";
-    } else if (btf_is_ptr(mt)) {
-      const struct btf_type *pt = btf__type_by_id(btf_, mt->type);
-      while (pt && btf_is_mod(pt))
-        pt = btf__type_by_id(btf_, pt->type);
-      std::string pointee = pt && btf_is_struct(pt)                 ? "struct " + name_of(btf_, pt)
-                            : pt && btf_is_int(pt) && pt->size == 1 ? "char"
-                                                                    : "void";
-      f.type = pointee + " *";
-    } else if (btf_is_int(mt)) {
-      f.is_signed = btf_int_encoding(mt) & BTF_INT_SIGNED;
-      f.type = btf_int_encoding(mt) & BTF_INT_BOOL ? "bool" : f.is_signed ? "int" : "unsigned";
-    } else {
-      f.type = "u" + std::to_string(f.size * 8);
-    }
-    format.fields.push_back(f);
   }
   return format;
 }

@@ -15,21 +15,25 @@ namespace mt {
 
 std::optional<TraceFormat> KernelFacts::tracepoint(const std::string &category,
                                                    const std::string &event) {
-  std::string error;
-  std::string root = tracefs_root();
   // Without root tracefs is unreadable; the kernel's BTF still describes
   // most events' records (enough for --emit-c).
-  if (root.empty() || access((root + "/events").c_str(), R_OK | X_OK) != 0) {
+  if (!tracefs_readable()) {
     const KernelBtf *kbtf = btf();
     auto format = kbtf ? kbtf->trace_event_format(event) : std::nullopt;
     if (format)
       format->category = category;
     return format;
   }
+  std::string error;
   auto format = read_trace_format(category, event, error);
   if (!format && !error.empty())
     throw Error(error);
   return format;
+}
+
+bool KernelFacts::tracefs_readable() {
+  std::string root = tracefs_root();
+  return !root.empty() && access((root + "/events").c_str(), R_OK | X_OK) == 0;
 }
 
 std::vector<std::string> KernelFacts::tracepoint_names() {
@@ -108,7 +112,12 @@ std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, st
         p.format = kernel.tracepoint(p.name.category, p.name.target);
       std::erase_if(out, [](const ResolvedProbe &p) { return !p.format; });
       if (out.empty())
-        why = "no such tracepoint";
+        why = kernel.tracefs_readable() ? "no such tracepoint"
+              : name.has_wildcard()
+                  ? "cannot list tracepoints: tracefs is readable by root only"
+                  : "tracefs is readable by root only, and the kernel's BTF has no record "
+                    "layout for this event";
+
       return out;
     }
     case ProbeKind::Uprobe:

@@ -28,6 +28,7 @@ class KernelFacts {
   virtual std::optional<TraceFormat> tracepoint(const std::string &category,
                                                 const std::string &event);
   virtual std::vector<std::string> tracepoint_names();
+  virtual bool tracefs_readable();
   virtual const KernelBtf *btf();
   virtual bool has_kprobes();
   // Empty when fentry/fexit programs can be loaded, else the reason.

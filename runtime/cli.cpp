@@ -1,5 +1,8 @@
 #include "runtime/cli.h"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <cstdlib>
 
 #include "compiler/error.h"
@@ -71,6 +74,8 @@ Options parse_command_line(int argc, char **argv) {
       long pid = std::strtol(v.c_str(), &end, 10);
       if (*end || pid <= 0)
         throw Error("invalid pid '" + v + "' for -p");
+      if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        throw Error("no process with pid " + v + " (-p)");
       o.pid = static_cast<int>(pid);
     } else if (a == "-o" || a == "--output") {
       o.output = arg();

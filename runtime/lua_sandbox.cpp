@@ -22,9 +22,31 @@ int search_stdlib(lua_State *L) {
     return 1;
   }
   std::string chunk = "@stdlib/" + name + ".lua";
-  if (luaL_loadbuffer(L, source, std::strlen(source), chunk.c_str()) != LUA_OK)
+  if (luaL_loadbufferx(L, source, std::strlen(source), chunk.c_str(), "t") != LUA_OK)
     return lua_error(L);
   lua_pushstring(L, chunk.c_str() + 1);
+  return 2;
+}
+
+// package.searchers entry for Lua files along package.path. Unlike Lua's
+// own, it loads text only: bytecode is unchecked and could escape the
+// sandbox.
+int search_text_files(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getglobal(L, LUA_LOADLIBNAME);
+  lua_getfield(L, -1, "path");
+  const char *path = lua_tostring(L, -1);
+  lua_getfield(L, -2, "searchpath");
+  lua_pushstring(L, name);
+  lua_pushstring(L, path ? path : "");
+  lua_call(L, 2, 2);  // filename or nil, message
+  if (lua_isnil(L, -2))
+    return 1;
+  std::string file = lua_tostring(L, -2);
+  if (luaL_loadfilex(L, file.c_str(), "t") != LUA_OK)
+    return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file.c_str(),
+                      lua_tostring(L, -1));
+  lua_pushstring(L, file.c_str());
   return 2;
 }
 
@@ -89,7 +111,7 @@ lua_State *new_sandboxed_state(const SandboxOptions &options) {
   lua_getglobal(L, LUA_LOADLIBNAME);
   std::string path;
   for (const auto &dir : options.module_dirs)
-    path += dir + "/?.lua;" + dir + "/?/init.lua;";
+    path += (path.empty() ? "" : ";") + dir + "/?.lua;" + dir + "/?/init.lua";
   lua_pushstring(L, path.c_str());
   lua_setfield(L, -2, "path");
   lua_pushstring(L, "");
@@ -104,7 +126,7 @@ lua_State *new_sandboxed_state(const SandboxOptions &options) {
   lua_rawseti(L, -2, 1);
   lua_pushcfunction(L, search_stdlib);
   lua_rawseti(L, -2, 2);
-  lua_rawgeti(L, -2, 2);  // Lua files along package.path
+  lua_pushcfunction(L, search_text_files);
   lua_rawseti(L, -2, 3);
   lua_setfield(L, -3, "searchers");
   lua_pop(L, 2);

@@ -50,6 +50,15 @@ bool parse_string_capture(const std::string &text, std::string &inner, int &size
   return true;
 }
 
+// Lua's own messages may span lines (require lists every path it tried):
+// the first line is the error, the rest is detail for -v.
+Error lua_error_to_one_line(const std::string &message) {
+  size_t newline = message.find('\n');
+  if (newline == std::string::npos)
+    return Error(message);
+  return Error(message.substr(0, newline), {}, message.substr(newline + 1));
+}
+
 }  // namespace
 
 ScriptSource load_script_source(const std::string &name) {
@@ -304,11 +313,12 @@ LuaScript::~LuaScript() {
 
 void LuaScript::declare() {
   std::string chunk = "@" + source_.path;
-  if (luaL_loadbuffer(L_, source_.text.data(), source_.text.size(), chunk.c_str()) != LUA_OK ||
+  if (luaL_loadbufferx(L_, source_.text.data(), source_.text.size(), chunk.c_str(), "t") !=
+          LUA_OK ||
       lua_pcall(L_, 0, 0, 0) != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
     lua_pop(L_, 1);
-    throw Error(message);
+    throw lua_error_to_one_line(message);
   }
 }
 
@@ -316,7 +326,7 @@ void LuaScript::call_handler_on_stack(int nargs) {
   if (lua_pcall(L_, nargs, 0, 0) != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in handler";
     lua_pop(L_, 1);
-    throw Error(message);
+    throw lua_error_to_one_line(message);
   }
 }
 

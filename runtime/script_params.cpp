@@ -23,8 +23,14 @@ std::string ScriptArgs::take_value(const Param &param) {
     const std::string &a = args_[i];
     bool is_short = !param.short_name.empty() && a == "-" + param.short_name;
     std::string given = a;
+    bool short_attached = !param.short_name.empty() && param.type != ParamType::Bool &&
+                          a.size() > param.short_name.size() + 1 &&
+                          a.rfind("-" + param.short_name, 0) == 0 && a[1] != '-';
     if (a.rfind(long_name + "=", 0) == 0) {
       value = a.substr(long_name.size() + 1);
+    } else if (short_attached) {
+      value = a.substr(param.short_name.size() + 1);
+      given = "-" + param.short_name;
     } else if (a == long_name || is_short) {
       if (param.type == ParamType::Bool) {
         value = "true";

@@ -299,6 +299,8 @@ int run(const Options &options) {
   }
   if (events)
     events->drain();
+  if (state.handler_error)
+    throw *state.handler_error;
   for (const auto &u : resolution.user)
     if (u.name.kind == ProbeKind::End)
       script.call(u.decl_id);

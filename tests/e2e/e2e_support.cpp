@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -58,9 +59,15 @@ bool in_ci() {
 
 }  // namespace
 
-std::string moontrace() { return MT_BINARY; }
-std::string workload(const std::string &name) { return std::string(MT_TESTS_DIR) + "/" + name; }
-std::string script(const std::string &name) { return std::string(MT_SOURCE_DIR) + "/tests/e2e/scripts/" + name; }
+std::string moontrace() {
+  return MT_BINARY;
+}
+std::string workload(const std::string &name) {
+  return std::string(MT_TESTS_DIR) + "/" + name;
+}
+std::string script(const std::string &name) {
+  return std::string(MT_SOURCE_DIR) + "/tests/e2e/scripts/" + name;
+}
 
 Command mt(std::vector<std::string> args) {
   args.insert(args.begin(), moontrace());
@@ -77,7 +84,7 @@ Command as_nobody(Command c) {
 std::vector<std::string> Result::err_lines() const {
   std::vector<std::string> kept;
   for (auto &l : lines(err))
-    if (l.rfind(kTracing, 0) != 0 && !(l.rfind("moontrace: ", 0) == 0 && l.find(" events, ") != std::string::npos))
+    if (!(l.rfind("moontrace: ", 0) == 0 && (contains(l, kReady) || contains(l, " events, "))))
       kept.push_back(l);
   return kept;
 }
@@ -97,17 +104,21 @@ Process::Process(const Command &c) {
   for (auto &a : c.argv)
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
-  std::vector<std::string> env_text;
-  for (auto &[k, v] : c.env)
-    env_text.push_back(k + "=" + v);
+  // Our environment, a compiled-object cache of our own (each run compiles
+  // every script once, cold, then reuses it, warm), and the command's own.
+  static const TempDir cache;
+  std::map<std::string, std::string> env;
   for (char **e = environ; *e; e++) {
     std::string entry = *e;
-    bool overridden = false;
-    for (auto &[k, v] : c.env)
-      overridden |= entry.rfind(k + "=", 0) == 0;
-    if (!overridden)
-      env_text.push_back(entry);
+    size_t eq = entry.find('=');
+    env[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
   }
+  env["MOONTRACE_CACHE"] = cache.file("cache");
+  for (auto &[k, v] : c.env)
+    env[k] = v;
+  std::vector<std::string> env_text;
+  for (auto &[k, v] : env)
+    env_text.push_back(k + "=" + v);
   std::vector<char *> envp;
   for (auto &e : env_text)
     envp.push_back(e.data());
@@ -118,7 +129,7 @@ Process::Process(const Command &c) {
   pid_ = fork();
   if (pid_ == 0) {
     setpgid(0, 0);
-    int null = open("/dev/null", O_RDONLY);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     dup2(null, 0);
     dup2(out_fd_, 1);
     dup2(err_fd_, 2);
@@ -144,9 +155,15 @@ Process::~Process() {
   close(err_fd_);
 }
 
-void Process::resume() { kill(pid_, SIGCONT); }
-void Process::signal(int sig) { kill(pid_, sig); }
-std::string Process::err() const { return read_fd(err_fd_); }
+void Process::resume() {
+  kill(pid_, SIGCONT);
+}
+void Process::signal(int sig) {
+  kill(pid_, sig);
+}
+std::string Process::err() const {
+  return read_fd(err_fd_);
+}
 
 bool Process::wait_for_err(const std::string &needle, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -154,7 +171,8 @@ bool Process::wait_for_err(const std::string &needle, std::chrono::milliseconds 
     if (err().find(needle) != std::string::npos)
       return true;
     siginfo_t info{};
-    if (reaped_ || (waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_))
+    if (reaped_ ||
+        (waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_))
       return err().find(needle) != std::string::npos;
     std::this_thread::sleep_for(10ms);
   }
@@ -186,16 +204,23 @@ Result Process::wait(std::chrono::milliseconds timeout) {
   return r;
 }
 
-Result run(const Command &c, std::chrono::milliseconds timeout) { return Process(c).wait(timeout); }
+Result run(const Command &c, std::chrono::milliseconds timeout) {
+  return Process(c).wait(timeout);
+}
+
+Command stopped_nop_storm(int n) {
+  return {{workload("nop_storm"), std::to_string(n), "16"}, {}, true};
+}
 
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "moontrace-e2e-XXXXXX").string();
   if (!mkdtemp(pattern.data()))
     throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
   path_ = pattern;
-  std::filesystem::permissions(path_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                                          std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
-                                          std::filesystem::perms::others_exec);
+  std::filesystem::permissions(
+      path_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                 std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                 std::filesystem::perms::others_exec);
 }
 
 TempDir::~TempDir() {
@@ -240,8 +265,11 @@ bool contains(const std::string &text, const std::string &needle) {
   return text.find(needle) != std::string::npos;
 }
 
-::testing::AssertionResult one_line_error(const Result &r, const std::vector<std::string> &needles) {
-  auto failure = [&](const std::string &why) { return ::testing::AssertionFailure() << why << "; got " << r; };
+::testing::AssertionResult one_line_error(const Result &r,
+                                          const std::vector<std::string> &needles) {
+  auto failure = [&](const std::string &why) {
+    return ::testing::AssertionFailure() << why << "; got " << r;
+  };
   if (r.exit_code != 1)
     return failure("expected exit code 1");
   auto errors = r.err_lines();

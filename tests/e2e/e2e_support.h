@@ -2,6 +2,7 @@
 // as subprocesses, read their output, and decide whether BPF can be used.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -11,8 +12,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace e2e {
 
@@ -26,7 +25,7 @@ std::string script(const std::string &name);
 
 struct Command {
   std::vector<std::string> argv;
-  std::vector<std::pair<std::string, std::string>> env;  // added to ours
+  std::vector<std::pair<std::string, std::string>> env = {};  // set for the child
   bool start_stopped = false;  // SIGSTOP before exec; Process::resume() runs it
 };
 
@@ -40,14 +39,14 @@ struct Result {
   bool timed_out = false;
   std::string out, err;
 
-  std::vector<std::string> err_lines() const;  // without moontrace's progress lines
+  std::vector<std::string> err_lines() const;  // without the ready and event-count lines
 };
 std::ostream &operator<<(std::ostream &os, const Result &r);
 
 // A child process in its own process group; stdout and stderr go to
 // anonymous files. The destructor kills the group if it is still running.
 class Process {
-public:
+ public:
   explicit Process(const Command &c);
   ~Process();
   Process(const Process &) = delete;
@@ -62,7 +61,7 @@ public:
   // Waits for exit; kills the group and sets timed_out after `timeout`.
   Result wait(std::chrono::milliseconds timeout = 30s);
 
-private:
+ private:
   pid_t pid_ = -1;
   int out_fd_ = -1, err_fd_ = -1;
   bool reaped_ = false;
@@ -70,19 +69,22 @@ private:
 
 Result run(const Command &c, std::chrono::milliseconds timeout = 30s);
 
-// moontrace prints this on stderr once every probe is attached.
-inline constexpr const char *kTracing = "moontrace: tracing ";
+// nop_storm N, stopped before exec: its pid is known before it submits.
+Command stopped_nop_storm(int n);
+
+// moontrace ends its stderr line with this once every probe is attached.
+inline constexpr const char *kReady = "; Ctrl-C to stop";
 
 // A private directory, removed with its contents at the end of the test.
 class TempDir {
-public:
+ public:
   TempDir();
   ~TempDir();
   const std::filesystem::path &path() const { return path_; }
   std::string file(const std::string &name) const { return (path_ / name).string(); }
   std::string write(const std::string &name, const std::string &text) const;
 
-private:
+ private:
   std::filesystem::path path_;
 };
 
@@ -100,7 +102,7 @@ std::string read_file(const std::string &path);
 // Tests that load BPF programs. Without root or BPF they are skipped, but
 // they fail when CI=true: CI must really run them.
 class BpfTest : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override;
 };
 

@@ -2,31 +2,45 @@
 // select the right ones, -c/-p/-o/--duration and signals behave.
 #include <signal.h>
 
+#include <algorithm>
+
 #include "tests/e2e/e2e_support.h"
 
 namespace e2e {
 namespace {
 
-std::string nop_storm(int n) { return workload("nop_storm") + " " + std::to_string(n); }
+class E2eTracing : public BpfTest {};
 
-// A nop_storm stopped before exec: its pid is known before it submits.
-Command stopped_nop_storm(int n) { return {{workload("nop_storm"), std::to_string(n), "16"}, {}, true}; }
+std::string nop_storm(int n) {
+  return workload("nop_storm") + " " + std::to_string(n);
+}
 
-TEST_F(BpfTest, CommandCompletionsAreExactlyOneToN) {
+TEST_F(E2eTracing, CommandCompletionsAreExactlyOneToN) {
   auto r = run(mt({"-c", nop_storm(1000), script("complete.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 1000)) << r;
   EXPECT_TRUE(contains(r.err, "moontrace: 1000 events, 0 lost")) << r;
 }
 
-TEST_F(BpfTest, FilterKeepsExactlyTheMatchingEvents) {
+TEST_F(E2eTracing, CommandChildrenAreTraced) {
+  auto r = run(
+      mt({"-c", "sh -c '" + nop_storm(300) + "; " + nop_storm(200) + "'", script("complete.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  auto expected = sequence(1, 300);
+  auto second = sequence(1, 200);
+  expected.insert(expected.end(), second.begin(), second.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(values_of(r.out, "user_data"), expected) << r;
+}
+
+TEST_F(E2eTracing, FilterKeepsExactlyTheMatchingEvents) {
   auto r = run(mt({"-c", nop_storm(500), script("even.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(2, 500, 2)) << r;
   EXPECT_EQ(values_of(r.out, "res"), std::vector<uint64_t>(250, 0)) << r;
 }
 
-TEST_F(BpfTest, ParameterChangesTheFilter) {
+TEST_F(E2eTracing, ParameterChangesTheFilter) {
   auto r = run(mt({"-c", nop_storm(1000), script("complete.lua"), "--min", "500"}));
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(500, 1000)) << r;
@@ -36,7 +50,7 @@ TEST_F(BpfTest, ParameterChangesTheFilter) {
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(990, 1000)) << r;
 }
 
-TEST_F(BpfTest, IntervalTicksDuringDurationAndEndRunsOnce) {
+TEST_F(E2eTracing, IntervalTicksDuringDurationAndEndRunsOnce) {
   auto r = run(mt({"--duration", "1", script("ticks.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
   auto ticks = values_of(r.out, "ticks");
@@ -47,11 +61,11 @@ TEST_F(BpfTest, IntervalTicksDuringDurationAndEndRunsOnce) {
 
 // -p keeps one process; a second one doing the same thing is ignored.
 // SIGINT then stops tracing cleanly with the output flushed.
-TEST_F(BpfTest, PidKeepsOnlyThatProcessAndSigintFlushes) {
+TEST_F(E2eTracing, PidKeepsOnlyThatProcessAndSigintFlushes) {
   Process traced(stopped_nop_storm(300));
   Process other(stopped_nop_storm(700));
   Process tracer(mt({"-p", std::to_string(traced.pid()), script("complete.lua")}));
-  ASSERT_TRUE(tracer.wait_for_err(kTracing)) << tracer.wait(1s);
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
   traced.resume();
   other.resume();
   ASSERT_EQ(traced.wait(10s).exit_code, 0);
@@ -63,10 +77,22 @@ TEST_F(BpfTest, PidKeepsOnlyThatProcessAndSigintFlushes) {
   EXPECT_TRUE(contains(r.err, "moontrace: 300 events, 0 lost")) << r;
 }
 
-TEST_F(BpfTest, SigtermStopsCleanlyAndRunsEnd) {
+TEST_F(E2eTracing, MissingPidIsAnError) {
+  Process gone(Command{{"true"}});
+  ASSERT_EQ(gone.wait().exit_code, 0);
+  auto r = run(mt({"-p", std::to_string(gone.pid()), script("complete.lua")}), 3s);
+  EXPECT_TRUE(one_line_error(r, {std::to_string(gone.pid())}));
+}
+
+TEST_F(E2eTracing, CommandThatCannotRunIsAnError) {
+  auto r = run(mt({"-c", "/nonexistent/command", script("complete.lua")}), 5s);
+  EXPECT_TRUE(one_line_error(r, {"No such file"}));
+}
+
+TEST_F(E2eTracing, SigtermStopsCleanlyAndRunsEnd) {
   Process workload(stopped_nop_storm(200));
   Process tracer(mt({script("count.lua"), "--target", std::to_string(workload.pid())}));
-  ASSERT_TRUE(tracer.wait_for_err(kTracing)) << tracer.wait(1s);
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
   workload.resume();
   ASSERT_EQ(workload.wait(10s).exit_code, 0);
   tracer.signal(SIGTERM);
@@ -75,7 +101,7 @@ TEST_F(BpfTest, SigtermStopsCleanlyAndRunsEnd) {
   EXPECT_EQ(values_of(r.out, "completions"), std::vector<uint64_t>{200}) << r;
 }
 
-TEST_F(BpfTest, OutputFileReceivesTheScriptOutput) {
+TEST_F(E2eTracing, OutputFileReceivesTheScriptOutput) {
   TempDir dir;
   auto r = run(mt({"-o", dir.file("out.txt"), "-c", nop_storm(10), script("complete.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
@@ -83,16 +109,18 @@ TEST_F(BpfTest, OutputFileReceivesTheScriptOutput) {
   EXPECT_EQ(values_of(read_file(dir.file("out.txt")), "user_data"), sequence(1, 10)) << r;
 }
 
-TEST_F(BpfTest, UnwritableOutputFailsBeforeAttaching) {
+TEST_F(E2eTracing, UnwritableOutputFailsBeforeAttaching) {
   TempDir dir;
-  auto r = run(mt({"-o", "/nonexistent/dir/x", "-c", "touch " + dir.file("ran"), script("complete.lua")}), 5s);
+  auto r = run(
+      mt({"-o", "/nonexistent/dir/x", "-c", "touch " + dir.file("ran"), script("complete.lua")}),
+      5s);
   EXPECT_TRUE(one_line_error(r, {"/nonexistent/dir/x"}));
-  EXPECT_FALSE(contains(r.err, kTracing));
+  EXPECT_FALSE(contains(r.err, kReady));
   EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "the command ran";
 }
 
 // Under sudo, -c runs the command as the invoking user.
-TEST_F(BpfTest, CommandRunsAsTheSudoUser) {
+TEST_F(E2eTracing, CommandRunsAsTheSudoUser) {
   Command c = mt({"-c", "id", script("complete.lua")});
   c.env = {{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}};
   auto r = run(c);

@@ -42,6 +42,7 @@ class FakeKernel : public KernelFacts {
   std::vector<std::string> tracepoint_names() override {
     return {"io_uring:io_uring_complete", "io_uring:io_uring_create", "sched:sched_switch"};
   }
+  bool tracefs_readable() override { return true; }
   const KernelBtf *btf() override { return nullptr; }
   bool has_kprobes() override { return false; }
   std::string fentry_unavailable_reason() override { return "refused"; }

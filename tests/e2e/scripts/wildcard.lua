@@ -1,0 +1,2 @@
+-- every io_uring tracepoint
+probe("tracepoint:io_uring:*", { capture = { "pid" } })
