@@ -76,7 +76,33 @@ Command mt(std::vector<std::string> args) {
   return c;
 }
 
+namespace {
+
+// A copy that user nobody can read and run: a fresh clone may sit in a
+// private directory (mktemp -d makes it 0700).
+std::string readable_copy(const std::filesystem::path &file) {
+  namespace fs = std::filesystem;
+  static const fs::path dir = [] {
+    char name[] = "/tmp/moontrace-e2e-XXXXXX";
+    fs::path d = mkdtemp(name);
+    fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+    std::atexit([] { fs::remove_all(dir); });
+    return d;
+  }();
+  fs::path copy = dir / file.filename();
+  fs::copy_file(file, copy, fs::copy_options::overwrite_existing);
+  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  return copy;
+}
+
+}  // namespace
+
 Command as_nobody(Command c) {
+  for (auto &arg : c.argv)
+    if (std::filesystem::is_regular_file(arg))
+      arg = readable_copy(arg);
   c.argv.insert(c.argv.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
   return c;
 }

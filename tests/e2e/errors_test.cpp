@@ -85,7 +85,8 @@ TEST_F(E2eErrors, EmitCNeedsNoRoot) {
   auto r = run(as_nobody(mt({"--emit-c", script("complete.lua")})));
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.out, "SEC(\"tracepoint/io_uring/io_uring_complete\")")) << r;
-  EXPECT_TRUE(contains(r.out, " \"" + script("complete.lua") + "\"\n")) << r;
+  EXPECT_TRUE(contains(r.out, "/complete.lua\"\n")) << r;  // a #line back to the script
+
   r = run(as_nobody(mt({"--emit-c", script("read.lua")})));
   EXPECT_TRUE(one_line_error(r, {"read.lua:2", "readable by root only"}));
   r = run(as_nobody(mt({"--emit-c", script("wildcard.lua")})));
