@@ -122,5 +122,15 @@ TEST_F(E2eErrors, ProbeListFallsBackToTracepoint) {
   EXPECT_FALSE(contains(r.err, "attached kprobe")) << r;
 }
 
+// Point 10: a program the verifier refuses is reported at the probe's
+// script line, with the verifier's reason; -v adds the kernel's log.
+TEST_F(E2eErrors, VerifierRejectionNamesTheProbeLine) {
+  auto r = run(mt({script("verifier_reject.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"verifier_reject.lua:2:", "verifier rejected", "run with -v"}));
+  r = run(mt({"-v", script("verifier_reject.lua")}));
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_TRUE(contains(r.err, "-- BEGIN PROG LOAD LOG --")) << r;
+}
+
 }  // namespace
 }  // namespace e2e

@@ -1,0 +1,46 @@
+// Point 3 and 4 of the engine issue: tp_btf, raw tracepoints, __data_loc
+// strings and uprobes on a real workload, kernel pointers followed in each.
+#include "tests/e2e/e2e_support.h"
+
+namespace e2e {
+namespace {
+
+class E2eProbeKinds : public BpfTest {
+ protected:
+  Result trace(const std::string &kind, int nops, int batch = 32) {
+    return run(
+        mt({"-c", workload("nop_storm") + " " + std::to_string(nops) + " " + std::to_string(batch),
+            script("probe_kinds.lua"), "--kind", kind}));
+  }
+};
+
+TEST_F(E2eProbeKinds, TpBtfReadsPointersDirectly) {
+  auto r = trace("tp_btf", 200);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 200)) << r;
+}
+
+TEST_F(E2eProbeKinds, RawTracepointReadsPointersThroughProbeReads) {
+  auto r = trace("rawtracepoint", 200);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 200)) << r;
+  EXPECT_EQ(values_of(r.out, "flags").size(), 200u) << r;
+}
+
+TEST_F(E2eProbeKinds, DataLocFieldsArriveAsStrings) {
+  auto r = trace("data_loc", 50);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 50)) << r;
+  for (const auto &line : lines(r.out))
+    EXPECT_TRUE(contains(line, "op_str=NOP")) << line;
+}
+
+TEST_F(E2eProbeKinds, UprobeAndUretprobeSeeArgumentsAndResult) {
+  auto r = trace("uprobe", 1, 16);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "entries"), std::vector<uint64_t>{16}) << r;
+  EXPECT_EQ(values_of(r.out, "result"), std::vector<uint64_t>{0}) << r;
+}
+
+}  // namespace
+}  // namespace e2e

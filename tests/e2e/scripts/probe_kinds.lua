@@ -1,0 +1,18 @@
+-- the same completions seen through every probe kind this kernel has, each
+-- following kernel pointers its own way (direct BTF access or probe reads)
+local kind = param("kind", { type = "string", default = "tp_btf", help = "probe kind" })
+
+if kind == "tp_btf" then
+  probe("tp_btf:io_uring_complete", { capture = { user_data = "args.cqe->user_data" } })
+elseif kind == "rawtracepoint" then
+  probe("rawtracepoint:io_uring_complete", {
+    filter = "args.cqe->res == 0",
+    capture = { user_data = "args.cqe->user_data", flags = "args.ctx->flags" },
+  })
+elseif kind == "data_loc" then
+  probe("tracepoint:io_uring:io_uring_submit_req", { capture = { "args.op_str", "args.user_data" } })
+elseif kind == "uprobe" then
+  local lib = "/usr/lib/x86_64-linux-gnu/liburing.so.2"
+  probe("uprobe:" .. lib .. ":io_uring_queue_init", { capture = { entries = "args.arg0" } })
+  probe("uretprobe:" .. lib .. ":io_uring_queue_init", { capture = { result = "(int)retval" } })
+end
