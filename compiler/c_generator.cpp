@@ -59,15 +59,6 @@ std::set<std::string> free_identifiers(const std::string &text) {
   return ids;
 }
 
-std::string int_type(int size, bool is_signed) {
-  switch (size) {
-    case 1: return is_signed ? "__s8" : "__u8";
-    case 2: return is_signed ? "__s16" : "__u16";
-    case 4: return is_signed ? "__s32" : "__u32";
-    default: return is_signed ? "__s64" : "__u64";
-  }
-}
-
 bool declared_signed(const std::string &type) {
   static const std::set<std::string> names = {
       "int",     "long",  "short",  "char",  "signed char", "long long", "s8",
@@ -111,7 +102,7 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
   if (f.array_len > 0) {
     bool chars = f.type.find("char") != std::string::npos;
     int elem = f.size / f.array_len;
-    return (chars ? std::string("char") : int_type(elem, f.is_signed)) + " " + f.name + "[" +
+    return (chars ? std::string("char") : c_int_type(elem, f.is_signed)) + " " + f.name + "[" +
            std::to_string(f.array_len) + "]";
   }
   if (f.type.find('*') != std::string::npos) {
@@ -131,7 +122,7 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
   }
   if (f.type == "bool")
     return "bool " + f.name;
-  return int_type(f.size, f.is_signed || declared_signed(f.type)) + " " + f.name;
+  return c_int_type(f.size, f.is_signed || declared_signed(f.type)) + " " + f.name;
 }
 
 const char *section_prefix(ProbeKind kind) {

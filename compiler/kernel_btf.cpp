@@ -30,17 +30,6 @@ bool signature_from_proto(const struct btf *btf, int proto_id, size_t skip, BtfS
   return true;
 }
 
-std::string int_type(int size, bool is_signed) {
-  switch (size) {
-    case 1: return is_signed ? "__s8" : "__u8";
-    case 2: return is_signed ? "__s16" : "__u16";
-    case 4: return is_signed ? "__s32" : "__u32";
-    case 8: return is_signed ? "__s64" : "__u64";
-    case 16: return is_signed ? "__int128" : "unsigned __int128";
-  }
-  return "__u8";
-}
-
 }  // namespace
 
 KernelBtf *KernelBtf::get() {
@@ -165,6 +154,16 @@ std::vector<std::string> KernelBtf::raw_tracepoint_names() const {
   return names;
 }
 
+std::string c_int_type(int size, bool is_signed) {
+  switch (size) {
+    case 1: return is_signed ? "__s8" : "__u8";
+    case 2: return is_signed ? "__s16" : "__u16";
+    case 4: return is_signed ? "__s32" : "__u32";
+    case 16: return is_signed ? "__int128" : "unsigned __int128";
+    default: return is_signed ? "__s64" : "__u64";
+  }
+}
+
 CTypeEmitter::CTypeEmitter(const struct btf *btf, std::set<std::string> used_members)
     : btf_(btf), used_members_(std::move(used_members)) {}
 
@@ -187,9 +186,9 @@ std::string CTypeEmitter::declare(int type_id, const std::string &name) {
     return spaced(btf_int_bits(t) == 1 || btf_int_encoding(t) & BTF_INT_BOOL ? "bool"
                   : btf_int_encoding(t) & BTF_INT_CHAR
                       ? "char"
-                      : int_type(t->size, btf_int_encoding(t) & BTF_INT_SIGNED));
+                      : c_int_type(t->size, btf_int_encoding(t) & BTF_INT_SIGNED));
   if (btf_is_any_enum(t))
-    return spaced(int_type(t->size, btf_is_enum(t) ? true : btf_kflag(t)));
+    return spaced(c_int_type(t->size, btf_is_enum(t) ? true : btf_kflag(t)));
   if (btf_is_float(t))
     return spaced(t->size == 4 ? "float" : "double");
   if (btf_is_ptr(t)) {

@@ -69,6 +69,9 @@ class CTypeEmitter {
   std::set<int> defining_;
 };
 
+// The fixed-width C type of an integer of `size` bytes, e.g. __s32.
+std::string c_int_type(int size, bool is_signed);
+
 // Identifier-like tokens that follow '.' or '->' in C expressions.
 std::set<std::string> member_names_in(const std::vector<std::string> &expressions);
 

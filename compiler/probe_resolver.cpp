@@ -263,7 +263,8 @@ Resolution resolve_probes(const Declaration &decl, KernelFacts &kernel) {
       std::string message;
       if (probe.alternatives.size() == 1) {
         message = reasons[0];
-        auto name = parse_probe_name(probe.alternatives[0], message);
+        std::string unused;
+        auto name = parse_probe_name(probe.alternatives[0], unused);
         if (name && !name->has_wildcard()) {
           auto near = nearest_names(probe.alternatives[0], candidate_names(*name, kernel), 3);
           if (!near.empty()) {
