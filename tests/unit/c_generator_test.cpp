@@ -9,65 +9,47 @@ namespace mt {
 
 namespace {
 
-GeneratedProgram generate(const Declaration &d, Resolution &r) {
-  testing::FakeKernel kernel;
-  r = resolve_probes(d, kernel);
-  GeneratorInput in;
-  in.decl = &d;
-  in.resolution = &r;
-  return generate_c(in);
+bool has(const GeneratedProgram &p, const std::string &text) {
+  return p.source.find(text) != std::string::npos;
 }
 
 }  // namespace
 
 TEST(CGenerator, PlacesExpressionsAtTheirScriptLines) {
-  Declaration d = testing::complete_declaration("args.res >= param.min", "args.user_data");
-  Resolution r;
-  GeneratedProgram p = generate(d, r);
+  GeneratedProgram p = testing::generate_complete("args.res >= param.min", "args.user_data");
   // The expression sits on the line after #line, at its script column.
-  EXPECT_NE(p.source.find("#line 4 \"test.lua\"\n            args.res >= param.min\n"),
-            std::string::npos)
-      << p.source;
-  EXPECT_NE(p.source.find("#line 5 \"test.lua\"\n                   args.user_data\n"),
-            std::string::npos);
-  EXPECT_EQ(p.source.find("vmlinux.h"), std::string::npos);
+  EXPECT_TRUE(has(p, "#line 4 \"test.lua\"\n            args.res >= param.min\n")) << p.source;
+  EXPECT_TRUE(has(p, "#line 5 \"test.lua\"\n                   args.user_data\n"));
+  EXPECT_FALSE(has(p, "vmlinux.h"));
 }
 
 TEST(CGenerator, LaysOutTracepointFieldsAtTheirOffsets) {
-  Declaration d = testing::complete_declaration("1", "args.user_data");
-  Resolution r;
-  GeneratedProgram p = generate(d, r);
-  EXPECT_NE(p.source.find("struct mt_args_0 {\n  __u8 __pad_0[8];\n  void *ctx;\n  void *req;\n"
-                          "  __u64 user_data;\n  __s32 res;\n  __u32 cflags;\n"),
-            std::string::npos)
+  GeneratedProgram p = testing::generate_complete("1", "args.user_data");
+  EXPECT_TRUE(has(p,
+                  "struct mt_args_0 {\n  __u8 __pad_0[8];\n  void *ctx;\n  void *req;\n"
+                  "  __u64 user_data;\n  __s32 res;\n  __u32 cflags;\n"))
       << p.source;
-  EXPECT_NE(p.source.find("__u32 op_str;"), std::string::npos);
-  EXPECT_NE(p.source.find("SEC(\"tracepoint/io_uring/io_uring_complete\")"), std::string::npos);
+  EXPECT_TRUE(has(p, "__u32 op_str;"));
+  EXPECT_TRUE(has(p, "SEC(\"tracepoint/io_uring/io_uring_complete\")"));
 }
 
 TEST(CGenerator, DeclaresParametersAsReadOnlyConstants) {
-  Declaration d = testing::complete_declaration("args.res > param.min", "args.res");
-  Resolution r;
-  GeneratedProgram p = generate(d, r);
+  GeneratedProgram p = testing::generate_complete("args.res > param.min", "args.res");
   EXPECT_EQ(p.params_struct, "mt_params");
-  EXPECT_NE(p.source.find("struct mt_params {\n  __s64 min;\n};"), std::string::npos);
-  EXPECT_NE(p.source.find("const volatile struct mt_params param"), std::string::npos);
+  EXPECT_TRUE(has(p, "struct mt_params {\n  __s64 min;\n};"));
+  EXPECT_TRUE(has(p, "const volatile struct mt_params param"));
 }
 
 TEST(CGenerator, DefinesOnlyTheBuiltinsAProbeUses) {
-  Declaration d = testing::complete_declaration("pid != 1", "args.res");
-  Resolution r;
-  GeneratedProgram p = generate(d, r);
-  EXPECT_NE(p.source.find("__u32 pid = bpf_get_current_pid_tgid() >> 32;"), std::string::npos);
-  EXPECT_EQ(p.source.find("bpf_get_current_comm(comm"), std::string::npos);
+  GeneratedProgram p = testing::generate_complete("pid != 1", "args.res");
+  EXPECT_TRUE(has(p, "__u32 pid = bpf_get_current_pid_tgid() >> 32;"));
+  EXPECT_FALSE(has(p, "bpf_get_current_comm(comm"));
 }
 
 TEST(CGenerator, CapturesDataLocFieldsAsStrings) {
-  Declaration d = testing::complete_declaration("1", "args.op_str");
-  Resolution r;
-  GeneratedProgram p = generate(d, r);
-  EXPECT_NE(p.source.find("char ud[64];"), std::string::npos) << p.source;
-  EXPECT_NE(p.source.find("mt_data_loc(__ctx, args.op_str)"), std::string::npos);
+  GeneratedProgram p = testing::generate_complete("1", "args.op_str");
+  EXPECT_TRUE(has(p, "char ud[64];")) << p.source;
+  EXPECT_TRUE(has(p, "mt_data_loc(__ctx, args.op_str)"));
 }
 
 TEST(ProbeResolver, SuggestsNearestNames) {

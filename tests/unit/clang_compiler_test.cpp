@@ -4,22 +4,11 @@
 
 #include <cstring>
 
-#include "compiler/c_generator.h"
 #include "stage_fixtures.h"
 
 namespace mt {
 
 namespace {
-
-std::string generated(const std::string &filter, const std::string &capture) {
-  Declaration d = testing::complete_declaration(filter, capture);
-  testing::FakeKernel kernel;
-  Resolution r = resolve_probes(d, kernel);
-  GeneratorInput in;
-  in.decl = &d;
-  in.resolution = &r;
-  return generate_c(in).source;
-}
 
 bool has_section(const std::vector<char> &elf, const char *name) {
   // Section names live in the string table; a plain search is enough here.
@@ -30,7 +19,8 @@ bool has_section(const std::vector<char> &elf, const char *name) {
 }  // namespace
 
 TEST(ClangCompiler, EmitsABpfObjectWithBtf) {
-  CompileResult r = compile_bpf(generated("args.res >= param.min", "args.user_data"), {});
+  CompileResult r =
+      compile_bpf(testing::generate_complete("args.res >= param.min", "args.user_data").source, {});
   ASSERT_TRUE(r.ok) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
   ASSERT_GT(r.object.size(), 64u);
   EXPECT_EQ(std::memcmp(r.object.data(),
@@ -45,7 +35,8 @@ TEST(ClangCompiler, EmitsABpfObjectWithBtf) {
 }
 
 TEST(ClangCompiler, ReportsErrorsAtTheScriptColumn) {
-  CompileResult r = compile_bpf(generated("args.nosuch > 1", "args.res"), {});
+  CompileResult r =
+      compile_bpf(testing::generate_complete("args.nosuch > 1", "args.res").source, {});
   ASSERT_FALSE(r.ok);
   ASSERT_FALSE(r.diagnostics.empty());
   const CompileDiagnostic &d = r.diagnostics[0];

@@ -1,6 +1,7 @@
 // Plain inputs for testing stages alone: a tracepoint format like the
 // kernel's, and a declaration built without Lua.
 #pragma once
+#include "compiler/c_generator.h"
 #include "compiler/declaration.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/tracefs_format.h"
@@ -64,6 +65,17 @@ inline Declaration complete_declaration(const std::string &filter, const std::st
   min.value_text = "7";
   d.params.push_back(min);
   return d;
+}
+
+// The program generated for complete_declaration(filter, capture).
+inline GeneratedProgram generate_complete(const std::string &filter, const std::string &capture) {
+  Declaration d = complete_declaration(filter, capture);
+  FakeKernel kernel;
+  Resolution r = resolve_probes(d, kernel);
+  GeneratorInput in;
+  in.decl = &d;
+  in.resolution = &r;
+  return generate_c(in);
 }
 
 }  // namespace mt::testing
