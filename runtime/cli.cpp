@@ -24,6 +24,10 @@ Engine options (before SCRIPT):
                         sudo it runs as the invoking user
   -p, --pid PID         trace only process PID (and its children)
   -o, --output FILE     write the script's output to FILE
+  -f, --format FORMAT   text (default) or json: one JSON object per line
+  -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
+                        (a glob, e.g. 'io_uring:*'); with -v (-lv) show
+                        each probe's arguments and their types
       --duration SECS   stop after SECS seconds
   -v, --verbose         say which probes were chosen and attached, report
                         lost events per interval, show verifier logs
@@ -66,6 +70,16 @@ Options parse_command_line(int argc, char **argv) {
       o.version = true;
     } else if (a == "-v" || a == "--verbose") {
       o.verbose++;
+    } else if (a == "-l" || a == "-lv" || a == "-vl" || a == "--list") {
+      o.list_probes = true;
+      o.verbose += a.size() == 3;
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        o.list_pattern = argv[++i];
+    } else if (a == "-f" || a == "--format") {
+      std::string v = arg();
+      if (v != "text" && v != "json")
+        throw Error("invalid output format '" + v + "' for -f: expected text or json");
+      o.json = v == "json";
     } else if (a == "-c" || a == "--command") {
       o.command = arg();
     } else if (a == "-p" || a == "--pid") {
@@ -97,6 +111,8 @@ Options parse_command_line(int argc, char **argv) {
       break;
     }
   }
+  if (o.list_probes && i < argc)
+    throw Error("-l takes one PATTERN; '" + std::string(argv[i]) + "' is extra");
   if (i < argc) {
     o.script = argv[i++];
     if (o.script == "list" && i == argc) {

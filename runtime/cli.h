@@ -19,6 +19,9 @@ struct Options {
   bool help = false;
   bool version = false;
   bool list_scripts = false;  // moontrace list
+  bool list_probes = false;   // -l [PATTERN]
+  std::string list_pattern;   // glob over probe names; "" lists all
+  bool json = false;          // -f json
 };
 
 // Throws mt::Error on bad engine options.

@@ -22,6 +22,7 @@
 #include "runtime/event_stream.h"
 #include "runtime/lua_script.h"
 #include "runtime/output.h"
+#include "runtime/probe_listing.h"
 #include "runtime/record_decoder.h"
 #include "runtime/script_params.h"
 
@@ -133,6 +134,12 @@ int run(const Options &options) {
   }
   if (options.list_scripts)
     return list_scripts();
+  if (options.list_probes) {
+    KernelFacts kernel;
+    if (!list_probes(options.list_pattern, options.verbose > 0, kernel, stdout))
+      throw Error("no probes match '" + options.list_pattern + "'");
+    return 0;
+  }
   if (options.script.empty())
     throw Error("no script given (see moontrace --help)");
 
