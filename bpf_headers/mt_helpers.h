@@ -12,11 +12,13 @@
 enum {
   BPF_MAP_TYPE_HASH = 1,
   BPF_MAP_TYPE_ARRAY = 2,
+  BPF_MAP_TYPE_PERCPU_HASH = 5,
   BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+  BPF_MAP_TYPE_LRU_HASH = 9,
   BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
   BPF_MAP_TYPE_RINGBUF = 27,
 };
-enum { BPF_ANY = 0, BPF_NOEXIST = 1 };
+enum { BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2 };
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, __u64 flags) = (void *)2;

@@ -125,6 +125,24 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
   return c_int_type(f.size, f.is_signed || declared_signed(f.type)) + " " + f.name;
 }
 
+// Every script expression a probe's program contains.
+std::vector<const Expression *> expressions_of(const Declaration &decl, const ProbeDecl &probe) {
+  std::vector<const Expression *> out = {&probe.predicate, &probe.action};
+  auto add = [&](const std::vector<Capture> &captures) {
+    for (const auto &c : captures)
+      out.push_back(&c.expr);
+  };
+  add(probe.captures);
+  for (int id : probe.aggregations) {
+    add(decl.aggregations[id].keys);
+    out.push_back(&decl.aggregations[id].value);
+  }
+  for (int id : {probe.latency_start, probe.latency_stop})
+    if (id >= 0)
+      add(decl.latencies[id].key);
+  return out;
+}
+
 const char *section_prefix(ProbeKind kind) {
   switch (kind) {
     case ProbeKind::Tracepoint: return "tracepoint/";
@@ -209,32 +227,30 @@ class ProbeWriter {
                                  ? "__ctx[" + std::to_string(rp.signature.params.size()) + "]"
                                  : "__ctx->ax";
 
-    // Record sent to user space: a header then one member per capture.
+    // Types built from the probe's expressions: the record sent to user
+    // space, and the keys of the aggregations and latency pairs it feeds
+    // first. `args` and `retval` name file-scope stand-ins for typeof().
     bool sends = !decl.captures.empty() || decl.has_handler;
+    out_ << "extern " + args_struct + " __mt_targs_" + n + ";\n";
+    out_ << "#define args __mt_targs_" + n + "\n";
+    if (!retval_type.empty())
+      out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n#define retval __mt_tretval_" +
+                  n + "\n";
     if (sends) {
       gp.record = "mt_rec_" + n;
-      out_ << "extern " + args_struct + " __mt_targs_" + n + ";\n";
-      out_ << "#define args __mt_targs_" + n + "\n";
-      if (!retval_type.empty())
-        out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n#define retval __mt_tretval_" +
-                    n + "\n";
-      out_ << "struct " + gp.record + " {\n  __u32 __probe;\n";
-      for (const auto &c : decl.captures) {
-        const TraceField *field = trace_field(rp, c);
-        if (c.is_string || (field && field->data_loc)) {
-          out_ << "  char " + c.name + "[" + std::to_string(c.string_size) + "];\n";
-        } else {
-          out_ << "  __typeof__(";
-          out_.expression(c.expr);
-          out_ << ") " + c.name + ";\n";
-        }
-      }
-      out_ << "};\n#undef args\n";
-      if (!retval_type.empty())
-        out_ << "#undef retval\n";
+      write_struct(gp.record, rp, decl.captures, "  __u32 __probe;\n");
       // Keeps the record's type in the object's BTF for the decoder.
       out_ << "struct " + gp.record + " *__mt_type_" + n + " __attribute__((unused));\n";
     }
+    for (int id : {decl.latency_start, decl.latency_stop})
+      if (id >= 0 && defined_latencies_.insert(id).second)
+        write_latency_map(in_.decl->latencies[id], rp);
+    for (int id : decl.aggregations)
+      if (defined_aggregations_.insert(id).second)
+        write_aggregation_map(in_.decl->aggregations[id], rp);
+    out_ << "#undef args\n";
+    if (!retval_type.empty())
+      out_ << "#undef retval\n";
 
     // The program.
     out_ << "SEC(\"" + std::string(section_prefix(kind)) +
@@ -259,27 +275,48 @@ class ProbeWriter {
       out_ << "#define MT_PROBE_READ bpf_probe_read_kernel\n";
 
     std::set<std::string> used;
-    auto note_ids = [&](const std::string &text) {
-      for (const auto &id : free_identifiers(text))
+    for (const Expression *e : expressions_of(*in_.decl, decl))
+      for (const auto &id : free_identifiers(e->text)) {
         used.insert(id);
-    };
-    note_ids(decl.predicate.text);
-    for (const auto &c : decl.captures)
-      note_ids(c.expr.text);
+        if (id == "latency" && decl.latency_stop < 0)
+          throw Error("'latency' is known only in the stop probe of a latency pair", e->where);
+      }
     for (const auto &b : kBuiltins)
       if (used.count(b.name))
         out_ << "  " + std::string(b.local) + "\n";
 
+    // A stop matches and removes its start before any filter: the request
+    // is over whether or not it is counted.
+    if (decl.latency_stop >= 0) {
+      const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
+      std::string id = std::to_string(lat.id);
+      write_key("__lk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
+      out_ << "  __u64 latency;\n  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
+                  ", &latency))\n    return 0;\n";
+    }
     if (!decl.predicate.text.empty()) {
       out_ << "  if (!(";
       out_.expression(decl.predicate);
       out_ << "))\n    return 0;\n";
     }
+    if (decl.latency_start >= 0) {
+      const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
+      std::string id = std::to_string(lat.id);
+      write_key("__sk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
+      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, " + id + ");\n";
+    }
+    if (!decl.action.text.empty()) {
+      out_ << "  {";
+      out_.expression(decl.action);
+      out_ << "  }\n";
+    }
+    for (int id : decl.aggregations)
+      write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
     if (sends) {
       out_ << "  struct " + gp.record + " *__r = mt_reserve(" + n + ", sizeof(*__r));\n";
       out_ << "  if (!__r)\n    return 0;\n  __r->__probe = " + n + ";\n";
       for (const auto &c : decl.captures)
-        write_capture(rp, c, reads_user);
+        write_capture(rp, c, reads_user, "__r->");
       out_ << "  bpf_ringbuf_submit(__r, 0);\n";
     }
     out_ << "  return 0;\n}\n";
@@ -297,9 +334,101 @@ class ProbeWriter {
     return rp.format->find(c.expr.text.substr(5));
   }
 
-  void write_capture(const ResolvedProbe &rp, const Capture &c, bool reads_user) {
+  // struct NAME { HEADER; one member per capture }, typed by typeof().
+  void write_struct(const std::string &name, const ResolvedProbe &rp,
+                    const std::vector<Capture> &members, const std::string &header,
+                    const std::string &attributes = "") {
+    out_ << "struct " + attributes + name + " {\n" + header;
+    for (const auto &c : members) {
+      const TraceField *field = trace_field(rp, c);
+      if (c.is_string || (field && field->data_loc)) {
+        out_ << "  char " + c.name + "[" + std::to_string(c.string_size) + "];\n";
+      } else {
+        out_ << "  __typeof__(";
+        out_.expression(c.expr);
+        out_ << ") " + c.name + ";\n";
+      }
+    }
+    out_ << "};\n";
+  }
+
+  // A hash key: zeroed (padding included) and then filled.
+  void write_key(const std::string &var, const std::string &type, const ResolvedProbe &rp,
+                 const std::vector<Capture> &fields, bool reads_user) {
+    out_ << "  struct " + type + " " + var + ";\n  __builtin_memset(&" + var + ", 0, sizeof(" +
+                var + "));\n";
+    for (const auto &c : fields)
+      write_capture(rp, c, reads_user, var + ".");
+  }
+
+  void write_latency_map(const LatencyDecl &lat, const ResolvedProbe &rp) {
+    std::string name = "mt_lat_" + std::to_string(lat.id);
+    out_ << "/* latency pair '" + lat.name + "': start times by key */\n";
+    write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
+    out_ << "struct {\n  __uint(type, BPF_MAP_TYPE_LRU_HASH);\n  __uint(max_entries, " +
+                std::to_string(lat.size) + ");\n  __type(key, struct " + name +
+                "_key);\n  __type(value, __u64);\n} " + name + " SEC(\".maps\");\n";
+  }
+
+  static bool is_histogram(AggKind kind) {
+    return kind == AggKind::Log2Hist || kind == AggKind::LinearHist;
+  }
+
+  void write_aggregation_map(const AggregationDecl &agg, const ResolvedProbe &rp) {
+    std::string name = "mt_agg_" + std::to_string(agg.id);
+    out_ << "/* " + std::string(agg_kind_name(agg.kind)) + " '" + agg.name + "' */\n";
+    std::string header = is_histogram(agg.kind) ? "  __u32 __slot;\n"
+                         : agg.keys.empty()     ? "  __u32 __none;\n"
+                                                : "";
+    write_struct(name + "_key", rp, agg.keys, header);
+    bool counter = agg.kind == AggKind::Count || is_histogram(agg.kind);
+    out_ << "struct {\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, " +
+                std::to_string(agg.size) + ");\n  __type(key, struct " + name +
+                "_key);\n  __type(value, " + (counter ? "__u64" : "struct mt_stats") + ");\n} " +
+                name + " SEC(\".maps\");\n";
+  }
+
+  void write_aggregation_update(const AggregationDecl &agg, const ProbeDecl &probe,
+                                const ResolvedProbe &rp, bool reads_user) {
+    std::string id = std::to_string(agg.id);
+    std::string map = "&mt_agg_" + id;
+    out_ << "  {\n";
+    write_key("__k", "mt_agg_" + id + "_key", rp, agg.keys, reads_user);
+    if (agg.kind != AggKind::Count) {
+      Expression value = agg.value;
+      if (value.text.empty()) {
+        if (probe.latency_stop < 0)
+          throw Error(std::string(agg_kind_name(agg.kind)) + " '" + agg.name +
+                          "' needs value = \"C expression\" (or feed it from a latency pair)",
+                      agg.where);
+        value = {"latency", agg.where};
+      }
+      out_ << "  __s64 __v = (__s64)(";
+      out_.expression(value);
+      out_ << ");\n";
+      if (uint64_t div = unit_divisor(agg.unit); div > 1)
+        out_ << "  __v = mt_scale(__v, " + std::to_string(div) + "ULL);\n";
+    }
+    switch (agg.kind) {
+      case AggKind::Count: out_ << "  mt_agg_add(" + map + ", &__k, 1, " + id + ");\n"; break;
+      case AggKind::Log2Hist:
+        out_ << "  __k.__slot = mt_log2_slot(__v);\n  mt_agg_add(" + map + ", &__k, 1, " + id +
+                    ");\n";
+        break;
+      case AggKind::LinearHist:
+        out_ << "  __k.__slot = mt_linear_slot(__v, " + std::to_string(agg.lmin) + "LL, " +
+                    std::to_string(agg.lmax) + "LL, " + std::to_string(agg.lstep) +
+                    "ULL);\n  mt_agg_add(" + map + ", &__k, 1, " + id + ");\n";
+        break;
+      default: out_ << "  mt_agg_stats(" + map + ", &__k, __v, " + id + ");\n"; break;
+    }
+    out_ << "  }\n";
+  }
+
+  void write_capture(const ResolvedProbe &rp, const Capture &c, bool reads_user,
+                     const std::string &prefix) {
     const TraceField *field = trace_field(rp, c);
-    std::string dst = "__r->" + c.name;
+    std::string dst = prefix + c.name;
     if (field && field->data_loc) {
       out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), mt_data_loc(__ctx, " +
                   c.expr.text + "));\n";
@@ -321,6 +450,7 @@ class ProbeWriter {
   const GeneratorInput &in_;
   CTypeEmitter *types_;
   Emitter &out_;
+  std::set<int> defined_aggregations_, defined_latencies_;
 };
 
 void write_params(const Declaration &decl, Emitter &out) {
@@ -335,6 +465,48 @@ void write_params(const Declaration &decl, Emitter &out) {
   }
   out << "};\n/* Set before load from the command line; the verifier sees constants. */\n";
   out << "const volatile struct mt_params param = {};\n";
+}
+
+// u8..u64 and s8..s64 as the kernel spells them; other C types as written.
+std::string c_type(const std::string &type) {
+  static const std::set<std::string> short_names = {"u8", "u16", "u32", "u64",
+                                                    "s8", "s16", "s32", "s64"};
+  return short_names.count(type) ? "__" + type : type;
+}
+
+const char *map_type_name(MapKind kind) {
+  switch (kind) {
+    case MapKind::Hash: return "BPF_MAP_TYPE_HASH";
+    case MapKind::PercpuHash: return "BPF_MAP_TYPE_PERCPU_HASH";
+    case MapKind::LruHash: return "BPF_MAP_TYPE_LRU_HASH";
+    case MapKind::Array: return "BPF_MAP_TYPE_ARRAY";
+    case MapKind::PercpuArray: return "BPF_MAP_TYPE_PERCPU_ARRAY";
+  }
+  return "";
+}
+
+void write_script_map(const MapDecl &m, Emitter &out) {
+  auto typed = [](Expression type) {
+    type.text = c_type(type.text);
+    return type;
+  };
+  if (!m.key_fields.empty()) {
+    // Packed: no padding bytes that map_key() would leave unset.
+    out << "struct mt_map_" + m.name + "_key {\n";
+    for (const auto &[name, type] : m.key_fields)
+      out << "  " + c_type(type) + " " + name + ";\n";
+    out << "} __attribute__((packed));\n";
+  }
+  out << "/* map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) + ") */\n";
+  out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
+             ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n  __type(key, ";
+  if (m.key_fields.empty())
+    out.expression(typed(m.key_type));
+  else
+    out << "struct mt_map_" + m.name + "_key";
+  out << ");\n  __type(value, ";
+  out.expression(typed(m.value_type));
+  out << ");\n} " + m.name + " SEC(\".maps\");\n";
 }
 
 void write_fork_follower(const TraceFormat &format, Emitter &out) {
@@ -365,11 +537,9 @@ const std::vector<std::string> &builtin_names() {
 GeneratedProgram generate_c(const GeneratorInput &in) {
   GeneratedProgram program;
   std::vector<std::string> expressions;
-  for (const auto &p : in.decl->probes) {
-    expressions.push_back(p.predicate.text);
-    for (const auto &c : p.captures)
-      expressions.push_back(c.expr.text);
-  }
+  for (const auto &p : in.decl->probes)
+    for (const Expression *e : expressions_of(*in.decl, p))
+      expressions.push_back(e->text);
   std::unique_ptr<CTypeEmitter> types;
   if (in.btf)
     types = std::make_unique<CTypeEmitter>(in.btf->raw(), member_names_in(expressions));
@@ -387,7 +557,12 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
   head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, program.probes.size())) +
               "\n";
-  head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n";
+  const Declaration &decl = *in.decl;
+  if (!decl.aggregations.empty())
+    head << "#define MT_NUM_AGGREGATIONS " + std::to_string(decl.aggregations.size()) + "\n";
+  if (!decl.latencies.empty())
+    head << "#define MT_NUM_LATENCIES " + std::to_string(decl.latencies.size()) + "\n";
+  head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n";
   if (types) {
     std::string defs = types->definitions();
     if (!defs.empty())
@@ -395,6 +570,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   }
   for (const auto &b : kBuiltins)
     head << std::string(b.file_scope) + "\n";
+  if (!decl.latencies.empty())
+    head << "extern __u64 latency; /* in a latency pair's stop probe */\n";
+  for (const auto &m : decl.maps)
+    write_script_map(m, head);
   if (!in.decl->params.empty()) {
     write_params(*in.decl, head);
     program.params_struct = "mt_params";

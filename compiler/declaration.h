@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mt {
@@ -39,11 +40,55 @@ struct Param {
   ScriptLocation where;
 };
 
+enum class MapKind { Hash, PercpuHash, LruHash, Array, PercpuArray };
+
+// A map the script reads and writes itself, from C actions and from Lua.
+struct MapDecl {
+  std::string name;  // the C identifier actions use
+  MapKind kind = MapKind::Hash;
+  Expression key_type;    // C type, e.g. "u32"; empty with key_fields
+  Expression value_type;  // C type, e.g. "u64"
+  std::vector<std::pair<std::string, std::string>> key_fields;  // (name, C type): a struct key
+  uint32_t size = 10240;
+  bool print_at_exit = false;
+  ScriptLocation where;
+};
+
+enum class AggKind { Count, Sum, Min, Max, Avg, Stats, Log2Hist, LinearHist };
+
+// A statistic kept in the kernel, keyed by a tuple of expressions.
+struct AggregationDecl {
+  int id = 0;  // index in Declaration::aggregations
+  std::string name;
+  AggKind kind = AggKind::Count;
+  std::vector<Capture> keys;  // the tuple, written like captures
+  Expression value;           // empty for count; "latency" when fed by a latency pair
+  std::string unit;           // ns/us/ms/s scale the value; anything else only labels it
+  int64_t lmin = 0, lmax = 0, lstep = 1;  // linear histogram
+  uint32_t size = 10240;                  // distinct keys (x slots for histograms)
+  bool print_at_exit = true;
+  ScriptLocation where;
+};
+
+// A latency pair: time from a start probe to a stop probe with equal keys.
+struct LatencyDecl {
+  int id = 0;
+  std::string name;
+  int start_probe = -1, stop_probe = -1;  // ProbeDecl ids
+  std::vector<Capture> key;               // evaluated at both probes
+  uint32_t size = 10240;                  // pending starts kept (LRU beyond)
+  ScriptLocation where;
+};
+
 struct ProbeDecl {
   int id = 0;                             // index in Declaration::probes
   std::vector<std::string> alternatives;  // probe names; first available wins
   Expression predicate;                   // empty: always
+  Expression action;                      // C statements run when the predicate holds
   std::vector<Capture> captures;          // sent to user space, by name
+  std::vector<int> aggregations;          // ids of the aggregations this probe feeds
+  int latency_start = -1;                 // LatencyDecl id this probe starts
+  int latency_stop = -1;                  // LatencyDecl id this probe stops
   bool has_handler = false;               // a Lua function receives events
   ScriptLocation where;
 };
@@ -52,6 +97,15 @@ struct Declaration {
   std::string script_path;
   std::vector<ProbeDecl> probes;
   std::vector<Param> params;
+  std::vector<MapDecl> maps;
+  std::vector<AggregationDecl> aggregations;
+  std::vector<LatencyDecl> latencies;
 };
+
+const char *agg_kind_name(AggKind kind);
+// The divisor from nanoseconds for a time unit ("us" -> 1000), 1 otherwise.
+uint64_t unit_divisor(const std::string &unit);
+// How a unit heads a histogram, like the bcc tools: "usecs", "bytes".
+std::string unit_label(const std::string &unit);
 
 }  // namespace mt

@@ -260,4 +260,14 @@ int BpfProgram::map_fd(const std::string &name) const {
   return map ? bpf_map__fd(map) : -1;
 }
 
+BpfProgram::MapInfo BpfProgram::map_info(const std::string &name) const {
+  MapInfo info;
+  if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str())) {
+    info.fd = bpf_map__fd(map);
+    info.key_type = static_cast<int>(bpf_map__btf_key_type_id(map));
+    info.value_type = static_cast<int>(bpf_map__btf_value_type_id(map));
+  }
+  return info;
+}
+
 }  // namespace mt

@@ -40,6 +40,12 @@ class BpfProgram {
   void add_target(unsigned pid);
 
   int map_fd(const std::string &name) const;
+  // A loaded map's fd and the BTF ids of its key and value; fd -1 if absent.
+  struct MapInfo {
+    int fd = -1;
+    int key_type = 0, value_type = 0;
+  };
+  MapInfo map_info(const std::string &name) const;
   size_t attached() const { return links_.size(); }
   size_t program_count() const;
 

@@ -4,10 +4,14 @@
 #include <cctype>
 #include <fstream>
 #include <lua.hpp>
+#include <set>
 #include <sstream>
 
+#include "compiler/c_generator.h"
 #include "compiler/error.h"
 #include "compiler/source_locator.h"
+#include "runtime/aggregation_format.h"
+#include "runtime/kernel_maps.h"
 #include "runtime/output.h"
 #include "runtime/script_params.h"
 
@@ -16,6 +20,44 @@ namespace mt {
 namespace {
 
 constexpr const char *kSelfKey = "moontrace.script";
+constexpr const char *kAggregationType = "moontrace.aggregation";
+constexpr const char *kMapType = "moontrace.map";
+
+// Names generated C gives its own meaning; a map may not take them.
+bool reserved_name(const std::string &name) {
+  static const std::set<std::string> names = {
+      "args",    "retval",  "param",   "latency", "map_get", "map_set", "map_add",
+      "map_del", "map_has", "map_ptr", "map_key", "int",     "char",    "long",
+      "short",   "void",    "return",  "if",      "else",    "for",     "while",
+      "struct",  "union",   "const",   "static",  "sizeof"};
+  return names.count(name) || name.rfind("mt_", 0) == 0 || name.rfind("__", 0) == 0 ||
+         name.rfind("bpf_", 0) == 0 ||
+         std::count(builtin_names().begin(), builtin_names().end(), name);
+}
+
+// An optional positive integer field of the table at `t`.
+uint32_t optional_size(lua_State *L, int t, const char *field, uint32_t fallback) {
+  lua_getfield(L, t, field);
+  lua_Integer n = lua_isnil(L, -1) ? fallback : luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  if (n <= 0 || n > (1 << 24))
+    luaL_error(L, "'%s' must be 1..16777216", field);
+  return static_cast<uint32_t>(n);
+}
+
+std::string optional_string(lua_State *L, int t, const char *field, const std::string &fallback) {
+  lua_getfield(L, t, field);
+  std::string v = lua_isnil(L, -1) ? fallback : luaL_checkstring(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+bool optional_bool(lua_State *L, int t, const char *field, bool fallback) {
+  lua_getfield(L, t, field);
+  bool v = lua_isnil(L, -1) ? fallback : lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
 
 bool is_identifier(const std::string &s) {
   if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
@@ -106,11 +148,11 @@ struct LuaApi {
     return e;
   }
 
-  static void add_capture(lua_State *L, ProbeDecl &probe, const std::string &name,
-                          const std::string &text) {
+  static void add_capture(lua_State *L, std::vector<Capture> &captures, const std::string &name,
+                          const std::string &text, const ScriptLocation &where) {
     if (!is_identifier(name) || name.rfind("__", 0) == 0)
       luaL_error(L, "capture name '%s' is not a C identifier", name.c_str());
-    for (const auto &c : probe.captures)
+    for (const auto &c : captures)
       if (c.name == name)
         luaL_error(L, "capture '%s' is declared twice", name.c_str());
     Capture c;
@@ -120,11 +162,107 @@ struct LuaApi {
       c.is_string = true;
       if (c.string_size <= 0 || c.string_size > 4096)
         luaL_error(L, "capture '%s': string size must be 1..4096", name.c_str());
-      c.expr = expression(L, inner, probe.where);
+      c.expr = expression(L, inner, where);
     } else {
-      c.expr = expression(L, text, probe.where);
+      c.expr = expression(L, text, where);
     }
-    probe.captures.push_back(std::move(c));
+    captures.push_back(std::move(c));
+  }
+
+  // A capture-style tuple at index `t`: "expr", or {"comm", "args.x",
+  // name = "C expression", s = "str(ptr)"}. Array entries come first,
+  // then named ones sorted (deterministic C, stable cache keys).
+  static std::vector<Capture> capture_list(lua_State *L, int t, const ScriptLocation &where,
+                                           const char *what) {
+    std::vector<Capture> captures;
+    t = lua_absindex(L, t);
+    auto unnamed = [&](const std::string &text) {
+      std::string name = text.rfind("args.", 0) == 0 ? text.substr(5) : text;
+      add_capture(L, captures, name, text, where);
+    };
+    if (lua_type(L, t) == LUA_TSTRING) {
+      unnamed(lua_tostring(L, t));
+      return captures;
+    }
+    if (!lua_istable(L, t))
+      luaL_error(L, "'%s' must be a table of name = \"C expression\"", what);
+    for (lua_Integer i = 1; lua_rawgeti(L, t, i) == LUA_TSTRING; i++) {
+      unnamed(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    std::vector<std::pair<std::string, std::string>> named;
+    for (lua_pushnil(L); lua_next(L, t); lua_pop(L, 1)) {
+      if (lua_type(L, -2) != LUA_TSTRING)
+        continue;
+      if (lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "'%s' entry '%s' must be a C expression in a string", what,
+                   lua_tostring(L, -2));
+      named.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
+    }
+    std::sort(named.begin(), named.end());
+    for (const auto &[name, text] : named)
+      add_capture(L, captures, name, text, where);
+    return captures;
+  }
+
+  // Probe names at index `i`: "name" or {"name", "alternative", ...}.
+  static std::vector<std::string> probe_names(lua_State *L, int i, const char *what) {
+    std::vector<std::string> names;
+    if (lua_type(L, i) == LUA_TSTRING) {
+      names.push_back(lua_tostring(L, i));
+    } else if (lua_type(L, i) == LUA_TTABLE) {
+      for (lua_Integer n = 1; lua_rawgeti(L, i, n) == LUA_TSTRING; n++) {
+        names.push_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    if (names.empty())
+      luaL_error(L, "%s: expected a probe name or a list of alternatives", what);
+    return names;
+  }
+
+  // An optional string field of the table at `t` as a C expression.
+  static Expression optional_expression(lua_State *L, int t, const char *field,
+                                        const ScriptLocation &where) {
+    Expression e;
+    lua_getfield(L, t, field);
+    if (lua_isstring(L, -1))
+      e = expression(L, lua_tostring(L, -1), where);
+    else if (!lua_isnil(L, -1))
+      luaL_error(L, "'%s' must be C code in a string", field);
+    lua_pop(L, 1);
+    return e;
+  }
+
+  // Aggregation objects at index `i`: one, or a list of them.
+  static std::vector<int> aggregation_ids(lua_State *L, int i) {
+    std::vector<int> ids;
+    i = lua_absindex(L, i);
+    if (lua_isnil(L, i))
+      return ids;
+    if (auto *id = static_cast<int *>(luaL_testudata(L, i, kAggregationType))) {
+      ids.push_back(*id);
+      return ids;
+    }
+    if (!lua_istable(L, i))
+      luaL_error(L, "'aggregate' must be an aggregation (count{}, hist{}, ...) or a list of them");
+    for (lua_Integer n = 1; lua_rawgeti(L, i, n) != LUA_TNIL; n++) {
+      auto *id = static_cast<int *>(luaL_testudata(L, -1, kAggregationType));
+      if (!id)
+        luaL_error(L, "'aggregate' entry %d is not an aggregation", (int)n);
+      ids.push_back(*id);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return ids;
+  }
+
+  static void set_handler(lua_State *L, LuaScript &s, ProbeDecl &p, int index) {
+    lua_pushvalue(L, index);
+    s.handlers_[p.id] = luaL_ref(L, LUA_REGISTRYINDEX);
+    p.has_handler = true;
   }
 
   // probe(NAME | {NAME, ALTERNATIVE...}, [SPEC], [HANDLER])
@@ -133,65 +271,188 @@ struct LuaApi {
     ProbeDecl p;
     p.id = static_cast<int>(s.decl_.probes.size());
     p.where = caller(L);
-    if (lua_type(L, 1) == LUA_TSTRING) {
-      p.alternatives.push_back(lua_tostring(L, 1));
-    } else if (lua_type(L, 1) == LUA_TTABLE) {
-      for (lua_Integer i = 1; lua_rawgeti(L, 1, i) == LUA_TSTRING; i++) {
-        p.alternatives.push_back(lua_tostring(L, -1));
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-    }
-    if (p.alternatives.empty())
-      return luaL_argerror(L, 1, "expected a probe name or a list of alternatives");
+    p.alternatives = probe_names(L, 1, "probe");
     int handler = 0;
     if (lua_type(L, 2) == LUA_TFUNCTION)
       handler = 2;
     else if (lua_type(L, 3) == LUA_TFUNCTION)
       handler = 3;
     if (lua_type(L, 2) == LUA_TTABLE) {
-      lua_getfield(L, 2, "filter");
-      if (lua_isstring(L, -1))
-        p.predicate = expression(L, lua_tostring(L, -1), p.where);
-      else if (!lua_isnil(L, -1))
-        return luaL_error(L, "probe 'filter' must be a C expression in a string");
-      lua_pop(L, 1);
+      p.predicate = optional_expression(L, 2, "filter", p.where);
+      p.action = optional_expression(L, 2, "action", p.where);
       lua_getfield(L, 2, "capture");
-      if (lua_istable(L, -1)) {
-        int t = lua_gettop(L);
-        // Array entries name builtins or fields captured under their own name.
-        for (lua_Integer i = 1; lua_rawgeti(L, t, i) == LUA_TSTRING; i++) {
-          std::string text = lua_tostring(L, -1);
-          std::string name = text.rfind("args.", 0) == 0 ? text.substr(5) : text;
-          add_capture(L, p, name, text);
-          lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-        std::vector<std::pair<std::string, std::string>> named;
-        for (lua_pushnil(L); lua_next(L, t); lua_pop(L, 1)) {
-          if (lua_type(L, -2) != LUA_TSTRING)
-            continue;
-          if (lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "capture '%s' must be a C expression in a string",
-                              lua_tostring(L, -2));
-          named.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
-        }
-        std::sort(named.begin(), named.end());  // deterministic C, stable cache keys
-        for (const auto &[name, text] : named)
-          add_capture(L, p, name, text);
-      } else if (!lua_isnil(L, -1)) {
-        return luaL_error(L, "probe 'capture' must be a table of name = \"C expression\"");
-      }
-      lua_pop(L, 1);
+      if (!lua_isnil(L, -1))
+        p.captures = capture_list(L, -1, p.where, "capture");
+      lua_getfield(L, 2, "aggregate");
+      p.aggregations = aggregation_ids(L, -1);
+      lua_pop(L, 2);
     } else if (!lua_isnoneornil(L, 2) && handler != 2) {
       return luaL_argerror(L, 2, "expected a table (filter, capture) or a handler function");
     }
-    if (handler) {
-      lua_pushvalue(L, handler);
-      s.handlers_[p.id] = luaL_ref(L, LUA_REGISTRYINDEX);
-      p.has_handler = true;
-    }
+    if (handler)
+      set_handler(L, s, p, handler);
     s.decl_.probes.push_back(std::move(p));
+    return 0;
+  }
+
+  // map{name=, type="hash", key="u32" | {field="type", ...}, value="u64",
+  //     size=10240, print=false} -> map object
+  static int map(lua_State *L) {
+    LuaScript &s = self(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    MapDecl m;
+    m.where = caller(L);
+    m.name = optional_string(L, 1, "name", "");
+    if (!is_identifier(m.name) || reserved_name(m.name))
+      return luaL_error(L, "map name '%s' must be a C identifier that is not a builtin",
+                        m.name.c_str());
+    for (const auto &other : s.decl_.maps)
+      if (other.name == m.name)
+        return luaL_error(L, "map '%s' is declared twice", m.name.c_str());
+    static const std::pair<const char *, MapKind> kinds[] = {
+        {"hash", MapKind::Hash},
+        {"percpu_hash", MapKind::PercpuHash},
+        {"lru_hash", MapKind::LruHash},
+        {"array", MapKind::Array},
+        {"percpu_array", MapKind::PercpuArray}};
+    std::string kind = optional_string(L, 1, "type", "hash");
+    auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                              [&](const auto &k) { return kind == k.first; });
+    if (found == std::end(kinds))
+      return luaL_error(L,
+                        "map '%s': type must be hash, percpu_hash, lru_hash, array or "
+                        "percpu_array",
+                        m.name.c_str());
+    m.kind = found->second;
+    bool array = m.kind == MapKind::Array || m.kind == MapKind::PercpuArray;
+    lua_getfield(L, 1, "key");
+    if (lua_istable(L, -1)) {
+      for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+          return luaL_error(L, "map '%s': key fields are name = \"C type\"", m.name.c_str());
+        m.key_fields.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
+      }
+      std::sort(m.key_fields.begin(), m.key_fields.end());
+    } else {
+      m.key_type = expression(L, lua_isnil(L, -1) ? "u32" : luaL_checkstring(L, -1), m.where);
+    }
+    lua_pop(L, 1);
+    if (array &&
+        (!m.key_fields.empty() || (m.key_type.text != "u32" && m.key_type.text != "__u32")))
+      return luaL_error(L, "map '%s': array maps are keyed by u32", m.name.c_str());
+    m.value_type = expression(L, optional_string(L, 1, "value", "u64"), m.where);
+    m.size = optional_size(L, 1, "size", 10240);
+    m.print_at_exit = optional_bool(L, 1, "print", false);
+    s.decl_.maps.push_back(std::move(m));
+    return new_handle(L, static_cast<int>(s.decl_.maps.size() - 1), kMapType);
+  }
+
+  static int new_handle(lua_State *L, int id, const char *type) {
+    *static_cast<int *>(lua_newuserdatauv(L, sizeof(int), 0)) = id;
+    luaL_setmetatable(L, type);
+    return 1;
+  }
+
+  // count{}, sum{value=}, min{}, max{}, avg{}, stats{}, hist{}, lhist{min=,
+  // max=, step=}; each takes name=, by=, unit=, size=, print=.
+  static int aggregation(lua_State *L) {
+    LuaScript &s = self(L);
+    AggregationDecl a;
+    a.id = static_cast<int>(s.decl_.aggregations.size());
+    a.kind = static_cast<AggKind>(lua_tointeger(L, lua_upvalueindex(1)));
+    a.where = caller(L);
+    if (lua_isnoneornil(L, 1))
+      lua_newtable(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    std::string kind = agg_kind_name(a.kind);
+    int same_kind = 0;
+    for (const auto &other : s.decl_.aggregations)
+      same_kind += other.kind == a.kind;
+    a.name = optional_string(L, 1, "name", same_kind ? kind + std::to_string(same_kind + 1) : kind);
+    for (const auto &other : s.decl_.aggregations)
+      if (other.name == a.name)
+        return luaL_error(L, "aggregation '%s' is declared twice", a.name.c_str());
+    lua_getfield(L, 1, "by");
+    if (!lua_isnil(L, -1))
+      a.keys = capture_list(L, -1, a.where, "by");
+    lua_pop(L, 1);
+    for (const auto &k : a.keys)
+      if (k.name == "value" || k.name == "count" || k.name == "sum" || k.name == "min" ||
+          k.name == "max" || k.name == "avg" || k.name == "buckets")
+        return luaL_error(L,
+                          "%s '%s': key '%s' would hide a value of the same name; name it "
+                          "otherwise",
+                          kind.c_str(), a.name.c_str(), k.name.c_str());
+    a.value = optional_expression(L, 1, "value", a.where);
+    if (a.kind == AggKind::Count && !a.value.text.empty())
+      return luaL_error(L, "count '%s' takes no value (did you mean sum?)", a.name.c_str());
+    a.unit = optional_string(L, 1, "unit", "");
+    a.size = optional_size(L, 1, "size", 10240);
+    a.print_at_exit = optional_bool(L, 1, "print", true);
+    if (a.kind == AggKind::LinearHist) {
+      auto integer = [&](const char *field) {
+        lua_getfield(L, 1, field);
+        if (!lua_isinteger(L, -1))
+          luaL_error(L, "lhist '%s' needs an integer %s", a.name.c_str(), field);
+        lua_Integer v = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        return static_cast<int64_t>(v);
+      };
+      a.lmin = integer("min");
+      a.lmax = integer("max");
+      a.lstep = integer("step");
+      if (a.lstep <= 0 || a.lmax <= a.lmin || (a.lmax - a.lmin) / a.lstep > 1000)
+        return luaL_error(L, "lhist '%s': need min < max and 0 < step, at most 1000 steps",
+                          a.name.c_str());
+    }
+    s.decl_.aggregations.push_back(std::move(a));
+    return new_handle(L, static_cast<int>(s.decl_.aggregations.size() - 1), kAggregationType);
+  }
+
+  // latency({name=, start=, stop=, key=, filter=, stop_filter=, into=,
+  //          capture=, size=}, [HANDLER]): two probes and a map between them.
+  static int latency(lua_State *L) {
+    LuaScript &s = self(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    LatencyDecl lat;
+    lat.id = static_cast<int>(s.decl_.latencies.size());
+    lat.where = caller(L);
+    lat.name = optional_string(L, 1, "name", "latency" + std::to_string(lat.id + 1));
+    ProbeDecl start, stop;
+    start.where = stop.where = lat.where;
+    lua_getfield(L, 1, "start");
+    start.alternatives = probe_names(L, -1, "latency 'start'");
+    lua_getfield(L, 1, "stop");
+    stop.alternatives = probe_names(L, -1, "latency 'stop'");
+    lua_getfield(L, 1, "key");
+    if (lua_isnil(L, -1))
+      return luaL_error(L, "latency '%s' needs key = \"C expression\" (e.g. \"tid\")",
+                        lat.name.c_str());
+    lat.key = capture_list(L, -1, lat.where, "key");
+    lua_getfield(L, 1, "into");
+    stop.aggregations = aggregation_ids(L, -1);
+    lua_getfield(L, 1, "capture");
+    if (!lua_isnil(L, -1))
+      stop.captures = capture_list(L, -1, lat.where, "capture");
+    lua_pop(L, 5);
+    start.predicate = optional_expression(L, 1, "filter", lat.where);
+    stop.predicate = optional_expression(L, 1, "stop_filter", lat.where);
+    lat.size = optional_size(L, 1, "size", 10240);
+    start.id = static_cast<int>(s.decl_.probes.size());
+    stop.id = start.id + 1;
+    start.latency_start = stop.latency_stop = lat.id;
+    lat.start_probe = start.id;
+    lat.stop_probe = stop.id;
+    if (lua_type(L, 2) == LUA_TFUNCTION)
+      set_handler(L, s, stop, 2);
+    if (stop.aggregations.empty() && stop.captures.empty() && !stop.has_handler)
+      return luaL_error(L,
+                        "latency '%s' goes nowhere: give into = hist{...}, capture = {...} "
+                        "or a handler",
+                        lat.name.c_str());
+    s.decl_.probes.push_back(std::move(start));
+    s.decl_.probes.push_back(std::move(stop));
+    s.decl_.latencies.push_back(std::move(lat));
     return 0;
   }
 
@@ -265,7 +526,7 @@ struct LuaApi {
       line += luaL_tolstring(L, i, nullptr);
       lua_pop(L, 1);
     }
-    s.output_.write(line + "\n");
+    s.output_.printed(line + "\n");
     return 0;
   }
 
@@ -278,13 +539,232 @@ struct LuaApi {
     lua_call(L, lua_gettop(L) - 1, 1);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
-    s.output_.write(std::string(text, len));
+    s.output_.printed(std::string(text, len));
     return 0;
   }
 
   static int exit(lua_State *L) {
     self(L).exit_requested_ = true;
     return 0;
+  }
+
+  // Run phase: map and aggregation handles read the kernel's maps.
+  static KernelMaps &kernel_maps(lua_State *L) {
+    LuaScript &s = self(L);
+    if (!s.maps_)
+      luaL_error(L, "maps can be read only while tracing (in a handler or at end)");
+    return *s.maps_;
+  }
+
+  static int handle_id(lua_State *L, const char *type) {
+    return *static_cast<int *>(luaL_checkudata(L, 1, type));
+  }
+
+  static void push_fields(lua_State *L, const RecordLayout &layout,
+                          const std::vector<FieldValue> &values) {
+    if (layout.fields.size() == 1 && layout.fields[0].name.empty()) {
+      push_field_value(L, values[0]);
+      return;
+    }
+    lua_createtable(L, 0, static_cast<int>(values.size()));
+    for (size_t i = 0; i < values.size(); i++) {
+      push_field_value(L, values[i]);
+      lua_setfield(L, -2, layout.fields[i].name.c_str());
+    }
+  }
+
+  // The Lua value at `index` as bytes of `layout` (a scalar, or a table
+  // with one entry per struct field).
+  static std::vector<char> to_bytes(lua_State *L, int index, const RecordLayout &layout,
+                                    const char *what) {
+    std::vector<char> bytes(layout.size, 0);
+    index = lua_absindex(L, index);
+    bool scalar = layout.fields.size() == 1 && layout.fields[0].name.empty();
+    if (!scalar)
+      luaL_checktype(L, index, LUA_TTABLE);
+    for (const auto &f : layout.fields) {
+      if (!scalar)
+        lua_getfield(L, index, f.name.c_str());
+      int at = scalar ? index : -1;
+      FieldValue v;
+      v.kind = f.kind;
+      if (f.kind == FieldKind::String || f.kind == FieldKind::Bytes) {
+        size_t len;
+        const char *text = luaL_checklstring(L, at, &len);
+        v.s.assign(text, len);
+      } else if (f.kind == FieldKind::Float) {
+        v.f = luaL_checknumber(L, at);
+      } else if (f.kind == FieldKind::Bool) {
+        v.u = lua_toboolean(L, at);
+      } else if (lua_isinteger(L, at)) {
+        v.kind = FieldKind::Signed;
+        v.i = lua_tointeger(L, at);
+      } else {
+        luaL_error(L, "%s field '%s' needs an integer", what, f.name.c_str());
+      }
+      encode_field(f, v, bytes.data());
+      if (!scalar)
+        lua_pop(L, 1);
+    }
+    return bytes;
+  }
+
+  static int map_get(lua_State *L) {
+    int id = handle_id(L, kMapType);
+    KernelMaps &maps = kernel_maps(L);
+    std::vector<char> value;
+    if (!maps.lookup(id, to_bytes(L, 2, maps.key_layout(id), "key"), value)) {
+      lua_pushnil(L);
+      return 1;
+    }
+    push_fields(L, maps.value_layout(id),
+                decode_fields(maps.value_layout(id), value.data(), value.size()));
+    return 1;
+  }
+
+  static int map_set(lua_State *L) {
+    int id = handle_id(L, kMapType);
+    KernelMaps &maps = kernel_maps(L);
+    std::vector<char> key = to_bytes(L, 2, maps.key_layout(id), "key");
+    std::vector<char> value = to_bytes(L, 3, maps.value_layout(id), "value");
+    try {
+      maps.update(id, key, value);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    return 0;
+  }
+
+  static int map_delete(lua_State *L) {
+    int id = handle_id(L, kMapType);
+    KernelMaps &maps = kernel_maps(L);
+    maps.remove(id, to_bytes(L, 2, maps.key_layout(id), "key"));
+    return 0;
+  }
+
+  static int map_entries(lua_State *L) {
+    MapSnapshot snap = kernel_maps(L).map(handle_id(L, kMapType));
+    lua_createtable(L, static_cast<int>(snap.entries.size()), 0);
+    for (size_t i = 0; i < snap.entries.size(); i++) {
+      lua_createtable(L, 0, 2);
+      push_fields(L, snap.key, snap.entries[i].key);
+      lua_setfield(L, -2, "key");
+      push_fields(L, snap.value, snap.entries[i].value);
+      lua_setfield(L, -2, "value");
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    return 1;
+  }
+
+  static int map_clear(lua_State *L) {
+    kernel_maps(L).clear_map(handle_id(L, kMapType));
+    return 0;
+  }
+
+  static int map_print(lua_State *L) {
+    MapSnapshot snap = kernel_maps(L).map(handle_id(L, kMapType));
+    Output &out = self(L).output_;
+    out.write(out.json() ? map_json(snap) + "\n" : map_text(snap));
+    return 0;
+  }
+
+  // Rows as tables: key fields, then value (count, sum, min, max, avg),
+  // count/sum/min/max/avg (stats) or count and buckets (histograms).
+  static int aggregation_entries(lua_State *L) {
+    AggregationSnapshot snap = kernel_maps(L).aggregation(handle_id(L, kAggregationType));
+    const AggregationDecl &d = *snap.decl;
+    lua_createtable(L, static_cast<int>(snap.rows.size()), 0);
+    for (size_t i = 0; i < snap.rows.size(); i++) {
+      const AggregationRow &r = snap.rows[i];
+      lua_createtable(L, 0, 6);
+      for (size_t k = 0; k < d.keys.size() && k < r.key.size(); k++) {
+        push_field_value(L, r.key[k]);
+        lua_setfield(L, -2, d.keys[k].name.c_str());
+      }
+      auto set = [&](const char *name, lua_Integer v) {
+        lua_pushinteger(L, v);
+        lua_setfield(L, -2, name);
+      };
+      lua_Integer avg = r.count ? r.sum / static_cast<int64_t>(r.count) : 0;
+      switch (d.kind) {
+        case AggKind::Count: set("value", static_cast<lua_Integer>(r.count)); break;
+        case AggKind::Sum: set("value", r.sum); break;
+        case AggKind::Min: set("value", r.min); break;
+        case AggKind::Max: set("value", r.max); break;
+        case AggKind::Avg: set("value", avg); break;
+        case AggKind::Stats:
+          set("count", static_cast<lua_Integer>(r.count));
+          set("sum", r.sum);
+          set("min", r.min);
+          set("max", r.max);
+          set("avg", avg);
+          break;
+        default: {
+          set("count", static_cast<lua_Integer>(r.count));
+          auto buckets = histogram_buckets(d, r);
+          lua_createtable(L, static_cast<int>(buckets.size()), 0);
+          for (size_t b = 0; b < buckets.size(); b++) {
+            lua_createtable(L, 0, 3);
+            if (buckets[b].has_low)
+              set("min", buckets[b].low);
+            if (buckets[b].has_high)
+              set("max", buckets[b].high);
+            set("count", static_cast<lua_Integer>(buckets[b].count));
+            lua_rawseti(L, -2, static_cast<lua_Integer>(b + 1));
+          }
+          lua_setfield(L, -2, "buckets");
+        }
+      }
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    return 1;
+  }
+
+  static int aggregation_clear(lua_State *L) {
+    kernel_maps(L).clear_aggregation(handle_id(L, kAggregationType));
+    return 0;
+  }
+
+  static int aggregation_print(lua_State *L) {
+    self(L).print_aggregation(handle_id(L, kAggregationType));
+    return 0;
+  }
+
+  // handle.name, else a method.
+  static int handle_index(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string key = luaL_checkstring(L, 2);
+    bool aggregation = luaL_testudata(L, 1, kAggregationType) != nullptr;
+    int id = *static_cast<int *>(lua_touserdata(L, 1));
+    if (key == "name") {
+      lua_pushstring(
+          L, aggregation ? s.decl_.aggregations[id].name.c_str() : s.decl_.maps[id].name.c_str());
+      return 1;
+    }
+    lua_getmetatable(L, 1);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, key.c_str());
+    return 1;
+  }
+
+  static void register_handle_types(lua_State *L) {
+    const luaL_Reg map_methods[] = {{"get", map_get},       {"set", map_set},
+                                    {"delete", map_delete}, {"entries", map_entries},
+                                    {"clear", map_clear},   {"print", map_print},
+                                    {nullptr, nullptr}};
+    const luaL_Reg aggregation_methods[] = {{"entries", aggregation_entries},
+                                            {"clear", aggregation_clear},
+                                            {"print", aggregation_print},
+                                            {nullptr, nullptr}};
+    for (auto [type, methods] :
+         {std::pair{kMapType, map_methods}, std::pair{kAggregationType, aggregation_methods}}) {
+      luaL_newmetatable(L, type);
+      luaL_newlib(L, methods);
+      lua_setfield(L, -2, "methods");
+      lua_pushcfunction(L, handle_index);
+      lua_setfield(L, -2, "__index");
+      lua_pop(L, 1);
+    }
   }
 };
 
@@ -294,10 +774,9 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   decl_.script_path = source_.path;
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
-  const luaL_Reg api[] = {{"probe", LuaApi::probe},
-                          {"param", LuaApi::param},
-                          {"print", LuaApi::print},
-                          {"printf", LuaApi::printf},
+  const luaL_Reg api[] = {{"probe", LuaApi::probe}, {"param", LuaApi::param},
+                          {"map", LuaApi::map},     {"latency", LuaApi::latency},
+                          {"print", LuaApi::print}, {"printf", LuaApi::printf},
                           {"exit", LuaApi::exit}};
   for (const auto &f : api) {
     lua_pushcfunction(L_, f.func);
@@ -305,6 +784,13 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   }
   lua_newtable(L_);
   lua_setglobal(L_, "params");
+  for (auto kind : {AggKind::Count, AggKind::Sum, AggKind::Min, AggKind::Max, AggKind::Avg,
+                    AggKind::Stats, AggKind::Log2Hist, AggKind::LinearHist}) {
+    lua_pushinteger(L_, static_cast<lua_Integer>(kind));
+    lua_pushcclosure(L_, LuaApi::aggregation, 1);
+    lua_setglobal(L_, agg_kind_name(kind));
+  }
+  LuaApi::register_handle_types(L_);
 }
 
 LuaScript::~LuaScript() {
@@ -320,6 +806,11 @@ void LuaScript::declare() {
     lua_pop(L_, 1);
     throw lua_error_to_one_line(message);
   }
+}
+
+void LuaScript::print_aggregation(int id) {
+  AggregationSnapshot snap = maps_->aggregation(id);
+  output_.write(output_.json() ? aggregation_json(snap) + "\n" : aggregation_text(snap));
 }
 
 void LuaScript::call_handler_on_stack(int nargs) {

@@ -14,6 +14,7 @@ struct lua_State;
 
 namespace mt {
 
+class KernelMaps;
 class Output;
 class ScriptArgs;
 
@@ -45,6 +46,9 @@ class LuaScript {
   void call_event(int decl_id, const std::function<void(lua_State *)> &fill);
   void call(int decl_id);  // begin, end and interval handlers
   bool exit_requested() const { return exit_requested_; }
+  // Gives handles their maps once the program is loaded.
+  void set_kernel_maps(KernelMaps *maps) { maps_ = maps; }
+  void print_aggregation(int id);
 
  private:
   friend struct LuaApi;
@@ -57,6 +61,7 @@ class LuaScript {
   Declaration decl_;
   std::map<int, int> handlers_;  // decl id -> registry ref
   bool exit_requested_ = false;
+  KernelMaps *maps_ = nullptr;
 };
 
 }  // namespace mt

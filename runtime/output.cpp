@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/error.h"
+#include "runtime/record_decoder.h"
 
 namespace mt {
 
@@ -21,6 +22,13 @@ void Output::open(const std::string &path) {
     std::fclose(file_);
   file_ = f;
   owned_ = true;
+}
+
+void Output::printed(const std::string &text) {
+  if (json_)
+    write("{\"type\":\"printf\",\"data\":" + json_string(text) + "}\n");
+  else
+    write(text);
 }
 
 }  // namespace mt

@@ -17,12 +17,18 @@ class Output {
   // which the CLI does before anything is attached.
   void open(const std::string &path);
   void write(const std::string &text) { std::fwrite(text.data(), 1, text.size(), file_); }
+  // -f json: every output is one JSON object on its own line.
+  void set_json(bool json) { json_ = json; }
+  bool json() const { return json_; }
+  // What a script prints: as is, or as {"type":"printf","data":TEXT}.
+  void printed(const std::string &text);
   void flush() { std::fflush(file_); }
   std::FILE *file() { return file_; }
 
  private:
   std::FILE *file_;
   bool owned_ = false;
+  bool json_ = false;
 };
 
 }  // namespace mt

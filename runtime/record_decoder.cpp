@@ -2,7 +2,9 @@
 
 #include <bpf/btf.h>
 
+#include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstring>
 #include <lua.hpp>
 
@@ -45,6 +47,11 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
       f.kind = FieldKind::String;
   }
   return f;
+}
+
+// A short record (from an older layout) lacks its last fields.
+bool fits(const RecordField &f, size_t size) {
+  return f.offset + f.size <= size;
 }
 
 uint64_t load_unsigned(const unsigned char *p, uint32_t size) {
@@ -92,75 +99,166 @@ std::optional<RecordLayout> layout_from_btf(const struct btf *btf, const std::st
   int id = btf__find_by_name_kind(btf, struct_name.c_str(), BTF_KIND_STRUCT);
   if (id < 0)
     return std::nullopt;
-  const struct btf_type *t = btf__type_by_id(btf, id);
+  return layout_of_type(btf, id);
+}
+
+RecordLayout layout_of_type(const struct btf *btf, int type_id) {
   RecordLayout layout;
+  int id = skip_modifiers(btf, type_id);
+  const struct btf_type *t = btf__type_by_id(btf, id);
+  if (!t || !btf_is_struct(t)) {
+    RecordField f = describe(btf, "", 0, type_id);
+    layout.size = f.size;
+    layout.fields.push_back(f);
+    return layout;
+  }
   layout.size = t->size;
   const struct btf_member *m = btf_members(t);
   for (int i = 0; i < btf_vlen(t); i++) {
     std::string name = btf__name_by_offset(btf, m[i].name_off);
-    if (name == "__probe")
+    if (name.rfind("__", 0) == 0)
       continue;
     layout.fields.push_back(describe(btf, name, btf_member_bit_offset(t, i) / 8, m[i].type));
   }
   return layout;
 }
 
-void push_record_fields(lua_State *L, const RecordLayout &layout, const void *data, size_t size) {
+std::vector<FieldValue> decode_fields(const RecordLayout &layout, const void *data, size_t size) {
   auto *bytes = static_cast<const unsigned char *>(data);
+  std::vector<FieldValue> values;
   for (const auto &f : layout.fields) {
-    if (f.offset + f.size > size)
-      continue;
-    const unsigned char *p = bytes + f.offset;
-    switch (f.kind) {
-      case FieldKind::Signed: lua_pushinteger(L, load_signed(p, f.size)); break;
-      case FieldKind::Unsigned:
-      case FieldKind::Pointer:
-        lua_pushinteger(L, static_cast<lua_Integer>(load_unsigned(p, f.size)));
-        break;
-      case FieldKind::Bool: lua_pushboolean(L, load_unsigned(p, f.size) != 0); break;
-      case FieldKind::Float: lua_pushnumber(L, load_float(p, f.size)); break;
-      case FieldKind::String: {
-        std::string s = load_string(p, f.size);
-        lua_pushlstring(L, s.data(), s.size());
-        break;
+    FieldValue v;
+    v.kind = f.kind;
+    if (fits(f, size)) {
+      const unsigned char *p = bytes + f.offset;
+      switch (f.kind) {
+        case FieldKind::Signed: v.i = load_signed(p, f.size); break;
+        case FieldKind::Unsigned:
+        case FieldKind::Pointer:
+        case FieldKind::Bool: v.u = load_unsigned(p, f.size); break;
+        case FieldKind::Float: v.f = load_float(p, f.size); break;
+        case FieldKind::String: v.s = load_string(p, f.size); break;
+        case FieldKind::Bytes: v.s.assign(reinterpret_cast<const char *>(p), f.size); break;
       }
-      case FieldKind::Bytes: lua_pushlstring(L, reinterpret_cast<const char *>(p), f.size); break;
     }
-    lua_setfield(L, -2, f.name.c_str());
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+void encode_field(const RecordField &field, const FieldValue &value, void *data) {
+  auto *p = static_cast<unsigned char *>(data) + field.offset;
+  switch (field.kind) {
+    case FieldKind::Signed:
+    case FieldKind::Unsigned:
+    case FieldKind::Pointer:
+    case FieldKind::Bool: {
+      uint64_t v = value.kind == FieldKind::Signed ? static_cast<uint64_t>(value.i) : value.u;
+      std::memcpy(p, &v, field.size < 8 ? field.size : 8);
+      break;
+    }
+    case FieldKind::Float: {
+      if (field.size == 4) {
+        float f = static_cast<float>(value.f);
+        std::memcpy(p, &f, 4);
+      } else {
+        std::memcpy(p, &value.f, 8);
+      }
+      break;
+    }
+    case FieldKind::String:
+    case FieldKind::Bytes:
+      std::memcpy(p, value.s.data(), std::min<size_t>(value.s.size(), field.size));
+      break;
+  }
+}
+
+std::string field_text(const FieldValue &v) {
+  char buf[64];
+  switch (v.kind) {
+    case FieldKind::Signed: std::snprintf(buf, sizeof(buf), "%" PRId64, v.i); break;
+    case FieldKind::Unsigned: std::snprintf(buf, sizeof(buf), "%" PRIu64, v.u); break;
+    case FieldKind::Pointer: std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v.u); break;
+    case FieldKind::Bool: return v.u ? "true" : "false";
+    case FieldKind::Float: std::snprintf(buf, sizeof(buf), "%g", v.f); break;
+    case FieldKind::String: return v.s;
+    case FieldKind::Bytes:
+      return hex_bytes(reinterpret_cast<const unsigned char *>(v.s.data()), v.s.size());
+  }
+  return buf;
+}
+
+std::string json_string(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c >= 0x7f) {
+      // Kernel strings are bytes, not always UTF-8: escape what is not ASCII.
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string field_json(const FieldValue &v) {
+  switch (v.kind) {
+    case FieldKind::String:
+    case FieldKind::Bytes:
+    case FieldKind::Pointer: return json_string(field_text(v));
+    case FieldKind::Float: return std::isfinite(v.f) ? field_text(v) : "null";
+    default: return field_text(v);
+  }
+}
+
+void push_field_value(lua_State *L, const FieldValue &v) {
+  switch (v.kind) {
+    case FieldKind::Signed: lua_pushinteger(L, v.i); break;
+    case FieldKind::Unsigned:
+    case FieldKind::Pointer: lua_pushinteger(L, static_cast<lua_Integer>(v.u)); break;
+    case FieldKind::Bool: lua_pushboolean(L, v.u != 0); break;
+    case FieldKind::Float: lua_pushnumber(L, v.f); break;
+    case FieldKind::String:
+    case FieldKind::Bytes: lua_pushlstring(L, v.s.data(), v.s.size()); break;
+  }
+}
+
+void push_record_fields(lua_State *L, const RecordLayout &layout, const void *data, size_t size) {
+  std::vector<FieldValue> values = decode_fields(layout, data, size);
+  for (size_t i = 0; i < values.size(); i++) {
+    if (!fits(layout.fields[i], size))
+      continue;
+    push_field_value(L, values[i]);
+    lua_setfield(L, -2, layout.fields[i].name.c_str());
   }
 }
 
 std::string format_record(const RecordLayout &layout, const void *data, size_t size) {
-  auto *bytes = static_cast<const unsigned char *>(data);
+  std::vector<FieldValue> values = decode_fields(layout, data, size);
   std::string out;
-  char buf[64];
-  for (const auto &f : layout.fields) {
-    if (f.offset + f.size > size)
-      continue;
-    const unsigned char *p = bytes + f.offset;
-    if (!out.empty())
-      out += ' ';
-    out += f.name + "=";
-    switch (f.kind) {
-      case FieldKind::Signed:
-        std::snprintf(buf, sizeof(buf), "%" PRId64, load_signed(p, f.size));
-        break;
-      case FieldKind::Unsigned:
-        std::snprintf(buf, sizeof(buf), "%" PRIu64, load_unsigned(p, f.size));
-        break;
-      case FieldKind::Pointer:
-        std::snprintf(buf, sizeof(buf), "0x%" PRIx64, load_unsigned(p, f.size));
-        break;
-      case FieldKind::Bool:
-        std::snprintf(buf, sizeof(buf), "%s", load_unsigned(p, f.size) ? "true" : "false");
-        break;
-      case FieldKind::Float: std::snprintf(buf, sizeof(buf), "%g", load_float(p, f.size)); break;
-      case FieldKind::String: out += load_string(p, f.size); continue;
-      case FieldKind::Bytes: out += hex_bytes(p, f.size); continue;
-    }
-    out += buf;
-  }
+  for (size_t i = 0; i < values.size(); i++)
+    if (fits(layout.fields[i], size))
+      out += (out.empty() ? "" : " ") + layout.fields[i].name + "=" + field_text(values[i]);
   return out;
+}
+
+std::string record_json(const RecordLayout &layout, const void *data, size_t size) {
+  std::vector<FieldValue> values = decode_fields(layout, data, size);
+  std::string out;
+  for (size_t i = 0; i < values.size(); i++)
+    if (fits(layout.fields[i], size))
+      out += (out.empty() ? "" : ",") + json_string(layout.fields[i].name) + ":" +
+             field_json(values[i]);
+  return "{" + out + "}";
 }
 
 }  // namespace mt

@@ -25,13 +25,38 @@ struct RecordLayout {
   std::vector<RecordField> fields;  // the __probe header excluded
 };
 
+// One decoded value; which member holds it follows `kind`.
+struct FieldValue {
+  FieldKind kind = FieldKind::Unsigned;
+  int64_t i = 0;   // Signed
+  uint64_t u = 0;  // Unsigned, Pointer, Bool
+  double f = 0;    // Float
+  std::string s;   // String, Bytes
+};
+
 // The layout of `struct NAME` in `btf`; nullopt if absent.
 std::optional<RecordLayout> layout_from_btf(const struct btf *btf, const std::string &struct_name);
+// A struct's members (generated ones, named __*, left out), or for any
+// other type one field named "".
+RecordLayout layout_of_type(const struct btf *btf, int type_id);
+
+std::vector<FieldValue> decode_fields(const RecordLayout &layout, const void *data, size_t size);
+// Writes `value` into a field of a zeroed buffer (the inverse of decoding).
+void encode_field(const RecordField &field, const FieldValue &value, void *data);
+
+// As text ("0x..." for pointers), as JSON, and onto the Lua stack.
+std::string field_text(const FieldValue &value);
+std::string field_json(const FieldValue &value);
+void push_field_value(lua_State *L, const FieldValue &value);
+// A JSON string literal.
+std::string json_string(const std::string &text);
 
 // Sets one table field per record field on the table at the top of L.
 void push_record_fields(lua_State *L, const RecordLayout &layout, const void *data, size_t size);
 
 // "name=value name=value", for scripts that capture without a handler.
 std::string format_record(const RecordLayout &layout, const void *data, size_t size);
+// {"name":value,...}, the same for -f json.
+std::string record_json(const RecordLayout &layout, const void *data, size_t size);
 
 }  // namespace mt

@@ -16,10 +16,12 @@
 #include "compiler/object_cache.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/source_locator.h"
+#include "runtime/aggregation_format.h"
 #include "runtime/bpf_loader.h"
 #include "runtime/child_process.h"
 #include "runtime/cli.h"
 #include "runtime/event_stream.h"
+#include "runtime/kernel_maps.h"
 #include "runtime/lua_script.h"
 #include "runtime/output.h"
 #include "runtime/probe_listing.h"
@@ -123,6 +125,43 @@ int list_scripts() {
   return 0;
 }
 
+// What bpftrace users expect at exit: every aggregation, and the maps the
+// script asked to see.
+void print_at_exit(const Declaration &decl, KernelMaps &maps, LuaScript &script, Output &output) {
+  bool first = true;
+  for (const auto &a : decl.aggregations) {
+    if (!a.print_at_exit)
+      continue;
+    if (!output.json() && !first)
+      output.write("\n");
+    first = false;
+    script.print_aggregation(a.id);
+  }
+  for (size_t i = 0; i < decl.maps.size(); i++)
+    if (decl.maps[i].print_at_exit) {
+      MapSnapshot snap = maps.map(static_cast<int>(i));
+      output.write(output.json() ? map_json(snap) + "\n" : (first ? "" : "\n") + map_text(snap));
+      first = false;
+    }
+}
+
+// Aggregations whose map filled up and latency starts pushed out before
+// their stop: the figures are then incomplete, and the user must know.
+void report_overflows(const Declaration &decl, KernelMaps &maps) {
+  for (const auto &a : decl.aggregations)
+    if (uint64_t dropped = maps.aggregation(a.id).dropped)
+      std::fprintf(stderr,
+                   "moontrace: %s '%s' was full (%u keys): %llu updates dropped; raise size=\n",
+                   agg_kind_name(a.kind), a.name.c_str(), a.size, (unsigned long long)dropped);
+  for (const auto &l : decl.latencies) {
+    LatencyCounts c = maps.latency(l.id);
+    if (c.evicted())
+      std::fprintf(stderr,
+                   "moontrace: latency '%s': %llu starts evicted before their stop (size=%u)\n",
+                   l.name.c_str(), (unsigned long long)c.evicted(), l.size);
+  }
+}
+
 int run(const Options &options) {
   if (options.help) {
     std::fputs(usage_text(), stdout);
@@ -146,6 +185,7 @@ int run(const Options &options) {
   Output output;
   if (!options.output.empty())
     output.open(options.output);  // before anything is attached
+  output.set_json(options.json);
   ScriptArgs args(options.script_args);
   SandboxOptions sandbox{options.unsafe, module_dirs_for(options.script)};
   LuaScript script(load_script_source(options.script), sandbox, args, output);
@@ -187,6 +227,7 @@ int run(const Options &options) {
     child = std::make_unique<ChildProcess>(options.command);
 
   std::unique_ptr<BpfProgram> program;
+  std::unique_ptr<KernelMaps> maps;
   std::unique_ptr<EventStream> events;
   std::vector<std::optional<RecordLayout>> layouts;
   RunState state;
@@ -200,6 +241,8 @@ int run(const Options &options) {
                                          : layout_from_btf(program->btf(), p.record));
     settings.params = program->pack_params(decl.params);
     program->load(settings);
+    maps = std::make_unique<KernelMaps>(*program, decl);
+    script.set_kernel_maps(maps.get());
     if (options.verbose)
       std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
     auto on_record = [&](const void *data, size_t size) {
@@ -217,6 +260,10 @@ int run(const Options &options) {
         if (script.has_handler(decl_id))
           script.call_event(decl_id,
                             [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
+        else if (output.json())
+          output.write(
+              "{\"type\":\"event\",\"probe\":" + json_string(generated.probes[id].probe_name) +
+              ",\"data\":" + record_json(*layouts[id], data, size) + "}\n");
         else
           output.write(format_record(*layouts[id], data, size) + "\n");
       } catch (const Error &e) {
@@ -237,6 +284,9 @@ int run(const Options &options) {
   size_t attached = generated.probes.size();
   std::fprintf(stderr, "moontrace: attached %zu probe%s; Ctrl-C to stop\n", attached,
                attached == 1 ? "" : "s");
+  if (output.json())
+    output.write("{\"type\":\"attached_probes\",\"data\":{\"probes\":" + std::to_string(attached) +
+                 "}}\n");
 
   struct Timer {
     int decl_id;
@@ -264,10 +314,19 @@ int run(const Options &options) {
       total += n;
     std::fprintf(stderr, "moontrace: %llu events, %llu lost\n", (unsigned long long)state.events,
                  (unsigned long long)total);
-    for (size_t i = 0; i < lost.size(); i++)
-      if (lost[i])
-        std::fprintf(stderr, "moontrace:   lost %llu from %s\n", (unsigned long long)lost[i],
-                     generated.probes[i].probe_name.c_str());
+    std::string by_probe;
+    for (size_t i = 0; i < lost.size(); i++) {
+      if (!lost[i])
+        continue;
+      std::fprintf(stderr, "moontrace:   lost %llu from %s\n", (unsigned long long)lost[i],
+                   generated.probes[i].probe_name.c_str());
+      by_probe += (by_probe.empty() ? "" : ",") + json_string(generated.probes[i].probe_name) +
+                  ":" + std::to_string(lost[i]);
+    }
+    if (output.json())
+      output.write(
+          "{\"type\":\"lost_events\",\"data\":{\"events\":" + std::to_string(state.events) +
+          ",\"lost\":" + std::to_string(total) + ",\"probes\":{" + by_probe + "}}}\n");
   };
 
   auto deadline = options.duration > 0
@@ -311,7 +370,11 @@ int run(const Options &options) {
   for (const auto &u : resolution.user)
     if (u.name.kind == ProbeKind::End)
       script.call(u.decl_id);
+  if (maps)
+    print_at_exit(decl, *maps, script, output);
   output.flush();
+  if (maps)
+    report_overflows(decl, *maps);
   report_lost();
   if (child && !child->exited())
     child->terminate();

@@ -1,0 +1,199 @@
+/* In-kernel state for scripts: their own maps (map_get/map_set/...),
+ * aggregations in per-CPU hashes, and latency pairs. Pointer work lives in
+ * these functions, outside the probe bodies the read rewriter edits. */
+#ifndef MT_AGGREGATE_H
+#define MT_AGGREGATE_H
+#include "mt_helpers.h"
+
+/* A script's map M, keyed and valued by the types it declared. */
+#define map_ptr(m, k)                                               \
+  ({                                                                \
+    __typeof__(*(m).key) __mk = (k);                                \
+    (__typeof__((m).value))bpf_map_lookup_elem((void *)&(m), &__mk); \
+  })
+#define map_has(m, k) (map_ptr(m, k) != NULL)
+#define map_get(m, k)                                                        \
+  ({                                                                         \
+    __typeof__((m).value) __mp = map_ptr(m, k);                              \
+    __mp ? *__mp : (__typeof__(*(m).value)){0};                              \
+  })
+#define map_set(m, k, v)                                                     \
+  ({                                                                         \
+    __typeof__(*(m).key) __mk = (k);                                         \
+    __typeof__(*(m).value) __mv = (v);                                       \
+    bpf_map_update_elem((void *)&(m), &__mk, &__mv, BPF_ANY);                \
+  })
+#define map_del(m, k)                                \
+  ({                                                 \
+    __typeof__(*(m).key) __mk = (k);                 \
+    bpf_map_delete_elem((void *)&(m), &__mk);        \
+  })
+#define map_add(m, k, d)                                                     \
+  ({                                                                         \
+    __typeof__(*(m).key) __mk = (k);                                         \
+    __typeof__(*(m).value) __md = (d);                                       \
+    mt_map_add((void *)&(m), &__mk, &__md, sizeof(__md));                    \
+  })
+/* A struct key from its fields, in declaration order. */
+#define map_key(m, ...) ((__typeof__(*(m).key)){__VA_ARGS__})
+
+/* Adds *delta to an integer value of 1, 2, 4 or 8 bytes, inserting it if
+ * absent; returns 0, or -1 when the map is full. */
+static __always_inline int mt_map_add(void *map, const void *key, const void *delta, __u32 size) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    void *v = bpf_map_lookup_elem(map, key);
+    if (v) {
+      if (size == 8)
+        __sync_fetch_and_add((__u64 *)v, *(const __u64 *)delta);
+      else if (size == 4)
+        __sync_fetch_and_add((__u32 *)v, *(const __u32 *)delta);
+      else if (size == 2)
+        *(__u16 *)v += *(const __u16 *)delta;
+      else
+        *(__u8 *)v += *(const __u8 *)delta;
+      return 0;
+    }
+    /* Fails when another CPU inserted the key meanwhile: add to theirs. */
+    if (bpf_map_update_elem(map, key, delta, BPF_NOEXIST) == 0)
+      return 0;
+  }
+  return -1;
+}
+
+#ifdef MT_NUM_AGGREGATIONS
+struct mt_stats {
+  __u64 count;
+  __s64 sum, min, max;
+};
+
+/* Updates that found the aggregation's map full, per aggregation. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MT_NUM_AGGREGATIONS);
+  __type(key, __u32);
+  __type(value, __u64);
+} mt_agg_full SEC(".maps");
+
+static __always_inline void mt_agg_dropped(__u32 agg) {
+  __u64 *n = bpf_map_lookup_elem(&mt_agg_full, &agg);
+  if (n)
+    *n += 1;
+}
+
+/* Counts and histogram slots: a per-CPU counter, no atomics needed. */
+static __always_inline void mt_agg_add(void *map, const void *key, __u64 delta, __u32 agg) {
+  __u64 *v = bpf_map_lookup_elem(map, key);
+  if (!v) {
+    if (bpf_map_update_elem(map, key, &delta, BPF_NOEXIST) == 0)
+      return;
+    v = bpf_map_lookup_elem(map, key);
+    if (!v) {
+      mt_agg_dropped(agg);
+      return;
+    }
+  }
+  *v += delta;
+}
+
+/* sum, min, max, avg and stats share one per-CPU record. */
+static __always_inline void mt_agg_stats(void *map, const void *key, __s64 value, __u32 agg) {
+  struct mt_stats *s = bpf_map_lookup_elem(map, key);
+  if (!s) {
+    struct mt_stats first = {1, value, value, value};
+    if (bpf_map_update_elem(map, key, &first, BPF_NOEXIST) == 0)
+      return;
+    s = bpf_map_lookup_elem(map, key);
+    if (!s) {
+      mt_agg_dropped(agg);
+      return;
+    }
+  }
+  /* Another CPU may have created the key: this CPU's record starts empty. */
+  if (!s->count || value < s->min)
+    s->min = value;
+  if (!s->count || value > s->max)
+    s->max = value;
+  s->count += 1;
+  s->sum += value;
+}
+
+/* Slot i holds [2^i, 2^(i+1)), slot 0 also 0; negatives go to slot 64. */
+static __always_inline __u32 mt_log2_slot(__s64 value) {
+  if (value < 0)
+    return 64;
+  __u64 v = value;
+  __u32 slot = 0;
+  if (v >> 32) { v >>= 32; slot += 32; }
+  if (v >> 16) { v >>= 16; slot += 16; }
+  if (v >> 8) { v >>= 8; slot += 8; }
+  if (v >> 4) { v >>= 4; slot += 4; }
+  if (v >> 2) { v >>= 2; slot += 2; }
+  if (v >> 1) slot += 1;
+  return slot;
+}
+
+/* Slot 0 is below min, 1..n the steps, n+1 at or above max. */
+static __always_inline __u32 mt_linear_slot(__s64 value, __s64 min, __s64 max, __u64 step) {
+  if (value < min)
+    return 0;
+  if (value >= max)
+    return ((__u64)(max - min) + step - 1) / step + 1;
+  return (__u64)(value - min) / step + 1;
+}
+#endif
+
+/* Values in ns shown in a larger unit; unsigned division (BPF before v4
+ * has no signed division). */
+static __always_inline __s64 mt_scale(__s64 value, __u64 divisor) {
+  return value < 0 ? -(__s64)((__u64)(-value) / divisor) : (__s64)((__u64)value / divisor);
+}
+
+#ifdef MT_NUM_LATENCIES
+struct mt_latency_counts {
+  __u64 starts;    /* new entries */
+  __u64 restarts;  /* a start whose key was still pending: its time replaced */
+  __u64 matched;   /* stops that found their start */
+  __u64 unmatched; /* stops without a start (started before tracing, evicted) */
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MT_NUM_LATENCIES);
+  __type(key, __u32);
+  __type(value, struct mt_latency_counts);
+} mt_latency_counts SEC(".maps");
+
+static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) {
+  return bpf_map_lookup_elem(&mt_latency_counts, &id);
+}
+
+static __always_inline void mt_latency_start(void *map, const void *key, __u32 id) {
+  __u64 now = bpf_ktime_get_ns();
+  struct mt_latency_counts *c = mt_latency_counts_of(id);
+  if (bpf_map_update_elem(map, key, &now, BPF_NOEXIST) == 0) {
+    if (c)
+      c->starts += 1;
+  } else {
+    bpf_map_update_elem(map, key, &now, BPF_ANY);
+    if (c)
+      c->restarts += 1;
+  }
+}
+
+/* The time since the matching start, which is removed; false if none. */
+static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id, __u64 *latency) {
+  struct mt_latency_counts *c = mt_latency_counts_of(id);
+  __u64 *start = bpf_map_lookup_elem(map, key);
+  if (!start) {
+    if (c)
+      c->unmatched += 1;
+    return false;
+  }
+  *latency = bpf_ktime_get_ns() - *start;
+  bpf_map_delete_elem(map, key);
+  if (c)
+    c->matched += 1;
+  return true;
+}
+#endif
+#endif
