@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdarg>
+#include <cstdio>
 
 namespace mt {
 
@@ -42,11 +44,29 @@ KernelBtf *KernelBtf::get() {
 }
 
 KernelBtf::~KernelBtf() {
+  btf_dump__free(dump_);
   btf__free(btf_);
 }
 
+void KernelBtf::index_functions() const {
+  if (!function_ids_.empty())
+    return;
+  for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
+    const struct btf_type *t = btf__type_by_id(btf_, id);
+    if (btf_is_func(t))
+      function_ids_.emplace(name_of(btf_, t), id);  // the first, like libbpf's lookup
+  }
+}
+
+int KernelBtf::function_id(const std::string &name) const {
+  if (function_ids_.empty())
+    return btf__find_by_name_kind(btf_, name.c_str(), BTF_KIND_FUNC);
+  auto found = function_ids_.find(name);
+  return found == function_ids_.end() ? -1 : found->second;
+}
+
 bool KernelBtf::function_signature(const std::string &function, BtfSignature &out) const {
-  int id = btf__find_by_name_kind(btf_, function.c_str(), BTF_KIND_FUNC);
+  int id = function_id(function);
   if (id < 0)
     return false;
   return signature_from_proto(btf_, btf__type_by_id(btf_, id)->type, 0, out);
@@ -54,7 +74,7 @@ bool KernelBtf::function_signature(const std::string &function, BtfSignature &ou
 
 bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature &out) const {
   // The __bpf_trace_ function has the argument names; the typedef only types.
-  int fn = btf__find_by_name_kind(btf_, ("__bpf_trace_" + event).c_str(), BTF_KIND_FUNC);
+  int fn = function_id("__bpf_trace_" + event);
   if (fn > 0)
     return signature_from_proto(btf_, btf__type_by_id(btf_, fn)->type, 1, out);
   int id = btf__find_by_name_kind(btf_, ("btf_trace_" + event).c_str(), BTF_KIND_TYPEDEF);
@@ -131,18 +151,17 @@ std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &even
 }
 
 std::vector<std::string> KernelBtf::function_names() const {
+  index_functions();
   std::vector<std::string> names;
-  for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
-    const struct btf_type *t = btf__type_by_id(btf_, id);
-    if (btf_is_func(t))
-      names.push_back(name_of(btf_, t));
-  }
+  names.reserve(function_ids_.size());
+  for (const auto &[name, id] : function_ids_)
+    names.push_back(name);
   std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
 std::vector<std::string> KernelBtf::raw_tracepoint_names() const {
+  index_functions();  // for the __bpf_trace_<event> lookups
   std::vector<std::string> names;
   for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
     const struct btf_type *t = btf__type_by_id(btf_, id);
@@ -152,6 +171,38 @@ std::vector<std::string> KernelBtf::raw_tracepoint_names() const {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::string KernelBtf::type_name(int type_id) const {
+  if (type_id == 0)
+    return "void";
+  if (!dump_) {
+    auto append = [](void *ctx, const char *fmt, va_list args) {
+      va_list copy;
+      va_copy(copy, args);
+      int n = std::vsnprintf(nullptr, 0, fmt, copy);
+      va_end(copy);
+      if (n <= 0)
+        return;
+      auto *text = static_cast<std::string *>(ctx);
+      size_t old = text->size();
+      text->resize(old + n + 1);
+      std::vsnprintf(text->data() + old, n + 1, fmt, args);
+      text->resize(old + n);
+    };
+    dump_ = btf_dump__new(btf_, append, &dumped_, nullptr);
+    if (!dump_)
+      return "?";
+  }
+  dumped_.clear();
+  LIBBPF_OPTS(btf_dump_emit_type_decl_opts, opts, .field_name = "");
+  if (btf_dump__emit_type_decl(dump_, type_id, &opts) < 0)
+    return "?";
+  // An anonymous struct, union or enum prints its whole body; keep one line.
+  size_t body = dumped_.find('{'), body_end = dumped_.rfind('}');
+  if (body != std::string::npos && body_end != std::string::npos)
+    dumped_.replace(body, body_end - body + 1, "{...}");
+  return dumped_;
 }
 
 std::string c_int_type(int size, bool is_signed) {

@@ -5,11 +5,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/tracefs_format.h"
 
 struct btf;
+struct btf_dump;
 
 namespace mt {
 
@@ -39,11 +41,22 @@ class KernelBtf {
   // A tracepoint's record from struct trace_event_raw_<event>, for when
   // tracefs cannot be read.
   std::optional<TraceFormat> trace_event_format(const std::string &event) const;
+  // Both index every function first: their callers tend to look many of
+  // the names up next, and libbpf's lookup by name is a linear scan.
   std::vector<std::string> function_names() const;
   std::vector<std::string> raw_tracepoint_names() const;
+  // The C spelling of a type as the kernel source has it, typedefs kept:
+  // "struct file *", "size_t", "const char *".
+  std::string type_name(int type_id) const;
 
  private:
+  int function_id(const std::string &name) const;  // -1 if absent
+  void index_functions() const;
+
   struct btf *btf_;
+  mutable std::unordered_map<std::string, int> function_ids_;  // once indexed
+  mutable struct btf_dump *dump_ = nullptr;                    // created by the first type_name()
+  mutable std::string dumped_;                                 // what dump_ printed
 };
 
 // Turns BTF types into C declarations. Structs are emitted with only the

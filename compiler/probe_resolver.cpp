@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "compiler/error.h"
 
@@ -48,6 +49,25 @@ bool KernelFacts::has_kprobes() {
   // Without CONFIG_KPROBES the kernel has no kprobe_events interface.
   std::string root = tracefs_root();
   return !root.empty() && access((root + "/kprobe_events").c_str(), F_OK) == 0;
+}
+
+std::vector<std::string> KernelFacts::kprobe_function_names() {
+  std::vector<std::string> names;
+  std::string root = tracefs_root();
+  if (root.empty())
+    return names;
+  // Lines are "FUNCTION" or "FUNCTION [MODULE]".
+  std::ifstream file(root + "/available_filter_functions");
+  std::string line;
+  while (std::getline(file, line)) {
+    std::string name = line.substr(0, line.find_first_of(" \t"));
+    // Entries the kernel could not resolve to a real function.
+    if (!name.empty() && name.rfind("__ftrace_invalid_address__", 0) != 0)
+      names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 std::string KernelFacts::fentry_unavailable_reason() {

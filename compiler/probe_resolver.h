@@ -31,6 +31,9 @@ class KernelFacts {
   virtual bool tracefs_readable();
   virtual const KernelBtf *btf();
   virtual bool has_kprobes();
+  // Functions kprobes can attach to (tracefs available_filter_functions),
+  // sorted, without duplicates; empty when that file cannot be read.
+  virtual std::vector<std::string> kprobe_function_names();
   // Empty when fentry/fexit programs can be loaded, else the reason.
   virtual std::string fentry_unavailable_reason();
 };
