@@ -11,6 +11,7 @@ packages=(
   libbpf-dev libelf-dev zlib1g-dev                 # loading and attaching
   liblua5.4-dev                                    # scripts
   liburing-dev libgtest-dev fio                    # workloads and tests
+  nlohmann-json3-dev                               # tests parse -f json output
   bpftrace                                         # benchmarks compare against it
 )
 missing=()

@@ -167,29 +167,32 @@ static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) 
   return bpf_map_lookup_elem(&mt_latency_counts, &id);
 }
 
-static __always_inline void mt_latency_start(void *map, const void *key, __u32 id) {
-  __u64 now = bpf_ktime_get_ns();
+/* `start` is the pair's value struct, whose first member is the time. */
+static __always_inline void mt_latency_start(void *map, const void *key, void *start, __u32 id) {
+  *(__u64 *)start = bpf_ktime_get_ns();
   struct mt_latency_counts *c = mt_latency_counts_of(id);
-  if (bpf_map_update_elem(map, key, &now, BPF_NOEXIST) == 0) {
+  if (bpf_map_update_elem(map, key, start, BPF_NOEXIST) == 0) {
     if (c)
       c->starts += 1;
   } else {
-    bpf_map_update_elem(map, key, &now, BPF_ANY);
+    bpf_map_update_elem(map, key, start, BPF_ANY);
     if (c)
       c->restarts += 1;
   }
 }
 
-/* The time since the matching start, which is removed; false if none. */
-static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id, __u64 *latency) {
+/* Copies the matching start out and removes it; false if there is none. */
+static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id, void *start,
+                                            __u32 size, __u64 *latency) {
   struct mt_latency_counts *c = mt_latency_counts_of(id);
-  __u64 *start = bpf_map_lookup_elem(map, key);
-  if (!start) {
+  void *found = bpf_map_lookup_elem(map, key);
+  if (!found) {
     if (c)
       c->unmatched += 1;
     return false;
   }
-  *latency = bpf_ktime_get_ns() - *start;
+  bpf_probe_read_kernel(start, size, found);
+  *latency = bpf_ktime_get_ns() - *(__u64 *)start;
   bpf_map_delete_elem(map, key);
   if (c)
     c->matched += 1;

@@ -140,6 +140,8 @@ std::vector<const Expression *> expressions_of(const Declaration &decl, const Pr
   for (int id : {probe.latency_start, probe.latency_stop})
     if (id >= 0)
       add(decl.latencies[id].key);
+  if (probe.latency_start >= 0)
+    add(decl.latencies[probe.latency_start].carry);
   return out;
 }
 
@@ -245,10 +247,14 @@ class ProbeWriter {
     for (int id : {decl.latency_start, decl.latency_stop})
       if (id >= 0 && defined_latencies_.insert(id).second)
         write_latency_map(in_.decl->latencies[id], rp);
+    if (decl.latency_stop >= 0)
+      out_ << "#define start __mt_start_" + std::to_string(decl.latency_stop) + "\n";
     for (int id : decl.aggregations)
       if (defined_aggregations_.insert(id).second)
         write_aggregation_map(in_.decl->aggregations[id], rp);
     out_ << "#undef args\n";
+    if (decl.latency_stop >= 0)
+      out_ << "#undef start\n";
     if (!retval_type.empty())
       out_ << "#undef retval\n";
 
@@ -291,8 +297,9 @@ class ProbeWriter {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
       std::string id = std::to_string(lat.id);
       write_key("__lk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
-      out_ << "  __u64 latency;\n  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
-                  ", &latency))\n    return 0;\n";
+      out_ << "  struct mt_lat_" + id + "_val start;\n  __u64 latency;\n";
+      out_ << "  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
+                  ", &start, sizeof(start), &latency))\n    return 0;\n  (void)start;\n";
     }
     if (!decl.predicate.text.empty()) {
       out_ << "  if (!(";
@@ -303,7 +310,10 @@ class ProbeWriter {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
       std::string id = std::to_string(lat.id);
       write_key("__sk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
-      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, " + id + ");\n";
+      out_ << "  struct mt_lat_" + id + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
+      for (const auto &c : lat.carry)
+        write_capture(rp, c, reads_user, "__sv.");
+      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, " + id + ");\n";
     }
     if (!decl.action.text.empty()) {
       out_ << "  {";
@@ -365,9 +375,13 @@ class ProbeWriter {
     std::string name = "mt_lat_" + std::to_string(lat.id);
     out_ << "/* latency pair '" + lat.name + "': start times by key */\n";
     write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
+    // The start time first (mt_latency_start sets it), then what is carried.
+    write_struct(name + "_val", rp, lat.carry, "  __u64 __start_ns;\n");
+    out_ << "extern struct " + name + "_val __mt_start_" + std::to_string(lat.id) + ";\n";
     out_ << "struct {\n  __uint(type, BPF_MAP_TYPE_LRU_HASH);\n  __uint(max_entries, " +
                 std::to_string(lat.size) + ");\n  __type(key, struct " + name +
-                "_key);\n  __type(value, __u64);\n} " + name + " SEC(\".maps\");\n";
+                "_key);\n  __type(value, struct " + name + "_val);\n} " + name +
+                " SEC(\".maps\");\n";
   }
 
   static bool is_histogram(AggKind kind) {

@@ -409,8 +409,9 @@ struct LuaApi {
     return new_handle(L, static_cast<int>(s.decl_.aggregations.size() - 1), kAggregationType);
   }
 
-  // latency({name=, start=, stop=, key=, filter=, stop_filter=, into=,
-  //          capture=, size=}, [HANDLER]): two probes and a map between them.
+  // latency({name=, start=, stop=, key=, carry=, filter=, stop_filter=,
+  //          into=, capture=, size=}, [HANDLER]): two probes and a map
+  //          between them; `carry` values taken at start are start.NAME at stop.
   static int latency(lua_State *L) {
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -429,6 +430,10 @@ struct LuaApi {
       return luaL_error(L, "latency '%s' needs key = \"C expression\" (e.g. \"tid\")",
                         lat.name.c_str());
     lat.key = capture_list(L, -1, lat.where, "key");
+    lua_getfield(L, 1, "carry");
+    if (!lua_isnil(L, -1))
+      lat.carry = capture_list(L, -1, lat.where, "carry");
+    lua_pop(L, 1);
     lua_getfield(L, 1, "into");
     stop.aggregations = aggregation_ids(L, -1);
     lua_getfield(L, 1, "capture");

@@ -147,7 +147,7 @@ void print_at_exit(const Declaration &decl, KernelMaps &maps, LuaScript &script,
 
 // Aggregations whose map filled up and latency starts pushed out before
 // their stop: the figures are then incomplete, and the user must know.
-void report_overflows(const Declaration &decl, KernelMaps &maps) {
+void report_overflows(const Declaration &decl, KernelMaps &maps, bool verbose) {
   for (const auto &a : decl.aggregations)
     if (uint64_t dropped = maps.aggregation(a.id).dropped)
       std::fprintf(stderr,
@@ -155,7 +155,14 @@ void report_overflows(const Declaration &decl, KernelMaps &maps) {
                    agg_kind_name(a.kind), a.name.c_str(), a.size, (unsigned long long)dropped);
   for (const auto &l : decl.latencies) {
     LatencyCounts c = maps.latency(l.id);
-    if (c.evicted())
+    if (verbose)
+      std::fprintf(stderr,
+                   "moontrace: latency '%s': %llu starts, %llu restarts, %llu matched, %llu "
+                   "unmatched stops, %llu pending, %llu evicted\n",
+                   l.name.c_str(), (unsigned long long)c.starts, (unsigned long long)c.restarts,
+                   (unsigned long long)c.matched, (unsigned long long)c.unmatched,
+                   (unsigned long long)c.pending, (unsigned long long)c.evicted());
+    else if (c.evicted())
       std::fprintf(stderr,
                    "moontrace: latency '%s': %llu starts evicted before their stop (size=%u)\n",
                    l.name.c_str(), (unsigned long long)c.evicted(), l.size);
@@ -374,7 +381,7 @@ int run(const Options &options) {
     print_at_exit(decl, *maps, script, output);
   output.flush();
   if (maps)
-    report_overflows(decl, *maps);
+    report_overflows(decl, *maps, options.verbose > 0);
   report_lost();
   if (child && !child->exited())
     child->terminate();
