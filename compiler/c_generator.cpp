@@ -238,6 +238,9 @@ class ProbeWriter {
     if (!retval_type.empty())
       out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n#define retval __mt_tretval_" +
                   n + "\n";
+    // A pair's start probe is declared, so generated, before its stop.
+    if (decl.latency_stop >= 0)
+      out_ << "#define start __mt_start_" + std::to_string(decl.latency_stop) + "\n";
     if (sends) {
       gp.record = "mt_rec_" + n;
       write_struct(gp.record, rp, decl.captures, "  __u32 __probe;\n");
@@ -247,8 +250,6 @@ class ProbeWriter {
     for (int id : {decl.latency_start, decl.latency_stop})
       if (id >= 0 && defined_latencies_.insert(id).second)
         write_latency_map(in_.decl->latencies[id], rp);
-    if (decl.latency_stop >= 0)
-      out_ << "#define start __mt_start_" + std::to_string(decl.latency_stop) + "\n";
     for (int id : decl.aggregations)
       if (defined_aggregations_.insert(id).second)
         write_aggregation_map(in_.decl->aggregations[id], rp);

@@ -182,11 +182,23 @@ TEST_F(E2eAggregations, ScriptMapIsWrittenInTheKernelAndReadFromLua) {
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "completions"), std::vector<uint64_t>{1000}) << r;
   EXPECT_EQ(values_of(r.out, "get"), std::vector<uint64_t>{1000}) << r;
+  EXPECT_TRUE(contains(r.out, "per_cpu_sum=1000 pending_left=0")) << r;
   EXPECT_TRUE(contains(r.out, "mark=-5 missing=nil")) << r;
   EXPECT_TRUE(contains(r.out, "interval_reads_ok=true")) << r;
   // print = true: shown at exit, after the end handler's set().
   EXPECT_TRUE(contains(r.out, "@per_pid:\n  [")) << r;
   EXPECT_TRUE(contains(r.out, "]: 7\n")) << r;
+}
+
+TEST_F(E2eAggregations, LatencyPairSendsEachRequestToTheHandler) {
+  auto r = run(mt({"-c", workload("uring_mix") + " 10 4 0 0", script("latency_events.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 14)) << r;
+  auto ops = values_of(r.out, "op");
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), 0u), 10) << r;  // NOP
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), 22u), 4) << r;  // READ
+  EXPECT_EQ(lines(r.out).size(), 14u) << r;
+  EXPECT_FALSE(contains(r.out, "positive=false")) << r;
 }
 
 TEST_F(E2eAggregations, IntervalPrintsAndClears) {
