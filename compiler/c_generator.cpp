@@ -2,6 +2,7 @@
 
 #include <bpf/btf.h>
 
+#include <algorithm>
 #include <cctype>
 #include <memory>
 #include <set>
@@ -558,6 +559,18 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   std::unique_ptr<CTypeEmitter> types;
   if (in.btf)
     types = std::make_unique<CTypeEmitter>(in.btf->raw(), member_names_in(expressions));
+
+  // An aggregation nothing feeds is a mistake, and would have no map.
+  for (const auto &a : in.decl->aggregations) {
+    bool fed = false;
+    for (const auto &p : in.decl->probes)
+      fed |= std::count(p.aggregations.begin(), p.aggregations.end(), a.id) > 0;
+    if (!fed)
+      throw Error(std::string(agg_kind_name(a.kind)) + " '" + a.name +
+                      "' is fed by no probe: add aggregate = it to a probe, or into = it to a "
+                      "latency pair",
+                  a.where);
+  }
 
   Emitter body;
   ProbeWriter writer(in, types.get(), body);

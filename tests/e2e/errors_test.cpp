@@ -16,6 +16,29 @@ TEST_F(E2eErrors, UnknownTracepointSuggestsTheNearestName) {
       one_line_error(r, {"typo.lua:2", "did you mean", "tracepoint:io_uring:io_uring_complete"}));
 }
 
+TEST_F(E2eErrors, AggregationMistakesNameTheScriptLine) {
+  TempDir dir;
+  auto check = [&](const std::string &text, const std::vector<std::string> &needles) {
+    auto r = run(mt({dir.write("agg.lua", text)}));
+    EXPECT_TRUE(one_line_error(r, needles)) << text;
+  };
+  const std::string complete = "\"tracepoint:io_uring:io_uring_complete\"";
+  check("local c = count{}\nprobe(" + complete + ")\n", {"agg.lua:1:", "fed by no probe"});
+  check("local h = hist{}\nprobe(" + complete + ", { aggregate = h })\n",
+        {"agg.lua:1:", "needs value"});
+  check("probe(" + complete + ", { filter = \"latency > 5\" })\n",
+        {"agg.lua:1:", "stop probe of a latency pair"});
+  check("\nlocal l = lhist{ value = \"1\", min = 5, max = 1, step = 1 }\n",
+        {"agg.lua:2:", "min < max"});
+  check("latency{ start = " + complete + ", stop = " + complete + ", key = \"tid\" }\n",
+        {"agg.lua:1:", "goes nowhere"});
+  // A C error points into the string, with the line and a caret below.
+  auto r = run(mt({dir.write("agg.lua", "local h = hist{ value = \"args.nope\" }\nprobe(" +
+                                            complete + ", { aggregate = h })\n")}));
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_TRUE(contains(r.err, "agg.lua:1:31: error: no member named 'nope'")) << r;
+}
+
 TEST_F(E2eErrors, LuaSyntaxErrorNamesFileAndLine) {
   auto r = run(mt({script("syntax_error.lua")}));
   EXPECT_TRUE(one_line_error(r, {"syntax_error.lua:3:"}));
