@@ -88,7 +88,7 @@ std::string histogram_text(const AggregationDecl &d, const AggregationRow &row) 
   char line[256];
   std::string out;
   if (d.kind == AggKind::Log2Hist) {
-    bool wide = !buckets.empty() && buckets.back().high > (int64_t{1} << 32);
+    bool wide = !buckets.empty() && buckets.back().low > (int64_t{1} << 32);  // past slot 32
     int width = wide ? 20 : 10, bar = wide ? 20 : 40;
     std::snprintf(line, sizeof(line), "%*s%-*s : count    distribution\n", wide ? 15 : 5, "",
                   wide ? 29 : 19, label.c_str());
@@ -157,7 +157,7 @@ std::vector<HistogramBucket> histogram_buckets(const AggregationDecl &d,
     return out;
   if (d.kind == AggKind::Log2Hist) {
     if (auto negative = row.slots.find(kNegativeSlot); negative != row.slots.end())
-      out.push_back({"< 0", false, false, 0, 0, negative->second});
+      out.push_back({"< 0", false, true, 0, -1, negative->second});
     uint32_t last = 0;
     for (const auto &[slot, n] : row.slots)
       if (slot != kNegativeSlot)

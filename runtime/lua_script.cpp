@@ -26,7 +26,7 @@ constexpr const char *kMapType = "moontrace.map";
 // Names generated C gives its own meaning; a map may not take them.
 bool reserved_name(const std::string &name) {
   static const std::set<std::string> names = {
-      "args",    "retval",  "param",   "latency", "map_get", "map_set", "map_add",
+      "args",    "retval",  "param",   "latency", "start", "map_get", "map_set", "map_add",
       "map_del", "map_has", "map_ptr", "map_key", "int",     "char",    "long",
       "short",   "void",    "return",  "if",      "else",    "for",     "while",
       "struct",  "union",   "const",   "static",  "sizeof"};
@@ -333,6 +333,9 @@ struct LuaApi {
         m.key_fields.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
       }
       std::sort(m.key_fields.begin(), m.key_fields.end());
+      if (m.key_fields.empty())
+        return luaL_error(L, "map '%s': a key table needs fields, name = \"C type\"",
+                          m.name.c_str());
     } else {
       m.key_type = expression(L, lua_isnil(L, -1) ? "u32" : luaL_checkstring(L, -1), m.where);
     }
@@ -368,7 +371,14 @@ struct LuaApi {
     int same_kind = 0;
     for (const auto &other : s.decl_.aggregations)
       same_kind += other.kind == a.kind;
-    a.name = optional_string(L, 1, "name", same_kind ? kind + std::to_string(same_kind + 1) : kind);
+    auto taken = [&](const std::string &name) {
+      return std::any_of(s.decl_.aggregations.begin(), s.decl_.aggregations.end(),
+                         [&](const AggregationDecl &o) { return o.name == name; });
+    };
+    std::string fallback = kind;
+    for (int n = same_kind + 1; taken(fallback); n++)
+      fallback = kind + std::to_string(n);
+    a.name = optional_string(L, 1, "name", fallback);
     for (const auto &other : s.decl_.aggregations)
       if (other.name == a.name)
         return luaL_error(L, "aggregation '%s' is declared twice", a.name.c_str());

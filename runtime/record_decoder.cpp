@@ -49,6 +49,20 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
   return f;
 }
 
+bool valid_utf8(const std::string &text) {
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = text[i];
+    size_t extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 4;
+    if (extra == 4 || i + extra >= text.size())
+      return false;
+    for (size_t k = 1; k <= extra; k++)
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 2)
+        return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
 // A short record (from an older layout) lacks its last fields.
 bool fits(const RecordField &f, size_t size) {
   return f.offset + f.size <= size;
@@ -189,6 +203,7 @@ std::string field_text(const FieldValue &v) {
 }
 
 std::string json_string(const std::string &text) {
+  bool utf8 = valid_utf8(text);
   std::string out = "\"";
   for (unsigned char c : text) {
     if (c == '"' || c == '\\') {
@@ -198,8 +213,8 @@ std::string json_string(const std::string &text) {
       out += "\\n";
     } else if (c == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c >= 0x7f) {
-      // Kernel strings are bytes, not always UTF-8: escape what is not ASCII.
+    } else if (c < 0x20 || c == 0x7f || (c > 0x7f && !utf8)) {
+      // Kernel strings are bytes, not always UTF-8: escape them if not.
       char buf[8];
       std::snprintf(buf, sizeof(buf), "\\u%04x", c);
       out += buf;
