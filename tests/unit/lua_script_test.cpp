@@ -5,18 +5,13 @@
 #include "compiler/error.h"
 #include "runtime/output.h"
 #include "runtime/script_params.h"
+#include "stage_fixtures.h"
 
 namespace mt {
 
 namespace {
 
-struct Loaded {
-  ScriptArgs args;
-  Output output;
-  LuaScript script;
-  Loaded(const std::string &text, std::vector<std::string> argv = {}, bool unsafe = false)
-      : args(std::move(argv)), script({"t.lua", text}, SandboxOptions{unsafe, {}}, args, output) {}
-};
+using Loaded = testing::LoadedScript;
 
 }  // namespace
 

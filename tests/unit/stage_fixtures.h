@@ -5,6 +5,9 @@
 #include "compiler/declaration.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/tracefs_format.h"
+#include "runtime/lua_script.h"
+#include "runtime/output.h"
+#include "runtime/script_params.h"
 
 namespace mt::testing {
 
@@ -77,5 +80,14 @@ inline GeneratedProgram generate_complete(const std::string &filter, const std::
   in.resolution = &r;
   return generate_c(in);
 }
+
+// A script loaded from `text` with its arguments and output.
+struct LoadedScript {
+  ScriptArgs args;
+  Output output;
+  LuaScript script;
+  LoadedScript(const std::string &text, std::vector<std::string> argv = {}, bool unsafe = false)
+      : args(std::move(argv)), script({"t.lua", text}, SandboxOptions{unsafe, {}}, args, output) {}
+};
 
 }  // namespace mt::testing
