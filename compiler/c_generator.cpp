@@ -126,6 +126,14 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
   return c_int_type(f.size, f.is_signed || declared_signed(f.type)) + " " + f.name;
 }
 
+// A BTF-defined map, as libbpf reads it.
+std::string map_definition(const std::string &name, const std::string &type, uint32_t size,
+                           const std::string &key, const std::string &value) {
+  return "struct {\n  __uint(type, " + type + ");\n  __uint(max_entries, " + std::to_string(size) +
+         ");\n  __type(key, " + key + ");\n  __type(value, " + value + ");\n} " + name +
+         " SEC(\".maps\");\n";
+}
+
 // Every script expression a probe's program contains.
 std::vector<const Expression *> expressions_of(const Declaration &decl, const ProbeDecl &probe) {
   std::vector<const Expression *> out = {&probe.predicate, &probe.action};
@@ -348,9 +356,8 @@ class ProbeWriter {
 
   // struct NAME { HEADER; one member per capture }, typed by typeof().
   void write_struct(const std::string &name, const ResolvedProbe &rp,
-                    const std::vector<Capture> &members, const std::string &header,
-                    const std::string &attributes = "") {
-    out_ << "struct " + attributes + name + " {\n" + header;
+                    const std::vector<Capture> &members, const std::string &header) {
+    out_ << "struct " + name + " {\n" + header;
     for (const auto &c : members) {
       const TraceField *field = trace_field(rp, c);
       if (c.is_string || (field && field->data_loc)) {
@@ -380,14 +387,8 @@ class ProbeWriter {
     // The start time first (mt_latency_start sets it), then what is carried.
     write_struct(name + "_val", rp, lat.carry, "  __u64 __start_ns;\n");
     out_ << "extern struct " + name + "_val __mt_start_" + std::to_string(lat.id) + ";\n";
-    out_ << "struct {\n  __uint(type, BPF_MAP_TYPE_LRU_HASH);\n  __uint(max_entries, " +
-                std::to_string(lat.size) + ");\n  __type(key, struct " + name +
-                "_key);\n  __type(value, struct " + name + "_val);\n} " + name +
-                " SEC(\".maps\");\n";
-  }
-
-  static bool is_histogram(AggKind kind) {
-    return kind == AggKind::Log2Hist || kind == AggKind::LinearHist;
+    out_ << map_definition(name, "BPF_MAP_TYPE_LRU_HASH", lat.size, "struct " + name + "_key",
+                           "struct " + name + "_val");
   }
 
   void write_aggregation_map(const AggregationDecl &agg, const ResolvedProbe &rp) {
@@ -398,10 +399,8 @@ class ProbeWriter {
                                                 : "";
     write_struct(name + "_key", rp, agg.keys, header);
     bool counter = agg.kind == AggKind::Count || is_histogram(agg.kind);
-    out_ << "struct {\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, " +
-                std::to_string(agg.size) + ");\n  __type(key, struct " + name +
-                "_key);\n  __type(value, " + (counter ? "__u64" : "struct mt_stats") + ");\n} " +
-                name + " SEC(\".maps\");\n";
+    out_ << map_definition(name, "BPF_MAP_TYPE_PERCPU_HASH", agg.size, "struct " + name + "_key",
+                           counter ? "__u64" : "struct mt_stats");
   }
 
   void write_aggregation_update(const AggregationDecl &agg, const ProbeDecl &probe,

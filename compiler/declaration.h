@@ -104,6 +104,9 @@ struct Declaration {
 };
 
 const char *agg_kind_name(AggKind kind);
+inline bool is_histogram(AggKind kind) {
+  return kind == AggKind::Log2Hist || kind == AggKind::LinearHist;
+}
 // The divisor from nanoseconds for a time unit ("us" -> 1000), 1 otherwise.
 uint64_t unit_divisor(const std::string &unit);
 // How a unit heads a histogram, like the bcc tools: "usecs", "bytes".

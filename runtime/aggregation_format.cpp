@@ -10,10 +10,6 @@ namespace {
 
 constexpr uint32_t kNegativeSlot = 64;  // mt_log2_slot() of values below 0
 
-bool is_histogram(AggKind kind) {
-  return kind == AggKind::Log2Hist || kind == AggKind::LinearHist;
-}
-
 std::string upper(std::string s) {
   for (auto &c : s)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

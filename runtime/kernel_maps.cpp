@@ -92,7 +92,7 @@ AggregationSnapshot KernelMaps::aggregation(int id) const {
   const Map &m = aggregations_[id];
   if (m.fd < 0)
     return snap;
-  bool histogram = decl.kind == AggKind::Log2Hist || decl.kind == AggKind::LinearHist;
+  bool histogram = is_histogram(decl.kind);
   bool counter = decl.kind == AggKind::Count || histogram;
   size_t stride = percpu_stride(m.value.size);
   std::vector<char> values(stride * cpus_);
