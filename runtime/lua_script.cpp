@@ -26,10 +26,10 @@ constexpr const char *kMapType = "moontrace.map";
 // Names generated C gives its own meaning; a map may not take them.
 bool reserved_name(const std::string &name) {
   static const std::set<std::string> names = {
-      "args",    "retval",  "param",   "latency", "start", "map_get", "map_set", "map_add",
-      "map_del", "map_has", "map_ptr", "map_key", "int",     "char",    "long",
-      "short",   "void",    "return",  "if",      "else",    "for",     "while",
-      "struct",  "union",   "const",   "static",  "sizeof"};
+      "args",    "retval",  "param",   "latency", "start",   "map_get", "map_set",
+      "map_add", "map_del", "map_has", "map_ptr", "map_key", "int",     "char",
+      "long",    "short",   "void",    "return",  "if",      "else",    "for",
+      "while",   "struct",  "union",   "const",   "static",  "sizeof"};
   return names.count(name) || name.rfind("mt_", 0) == 0 || name.rfind("__", 0) == 0 ||
          name.rfind("bpf_", 0) == 0 ||
          std::count(builtin_names().begin(), builtin_names().end(), name);
@@ -677,9 +677,8 @@ struct LuaApi {
   }
 
   static int map_print(lua_State *L) {
-    MapSnapshot snap = kernel_maps(L).map(handle_id(L, kMapType));
-    Output &out = self(L).output_;
-    out.write(out.json() ? map_json(snap) + "\n" : map_text(snap));
+    kernel_maps(L);
+    self(L).print_map(handle_id(L, kMapType));
     return 0;
   }
 
@@ -826,6 +825,11 @@ void LuaScript::declare() {
 void LuaScript::print_aggregation(int id) {
   AggregationSnapshot snap = maps_->aggregation(id);
   output_.write(output_.json() ? aggregation_json(snap) + "\n" : aggregation_text(snap));
+}
+
+void LuaScript::print_map(int index) {
+  MapSnapshot snap = maps_->map(index);
+  output_.write(output_.json() ? map_json(snap) + "\n" : map_text(snap));
 }
 
 void LuaScript::call_handler_on_stack(int nargs) {

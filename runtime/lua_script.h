@@ -48,7 +48,9 @@ class LuaScript {
   bool exit_requested() const { return exit_requested_; }
   // Gives handles their maps once the program is loaded.
   void set_kernel_maps(KernelMaps *maps) { maps_ = maps; }
+  // Prints through the script's output (-o, -f json) like handle:print().
   void print_aggregation(int id);
+  void print_map(int index);
 
  private:
   friend struct LuaApi;

@@ -16,7 +16,6 @@
 #include "compiler/object_cache.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/source_locator.h"
-#include "runtime/aggregation_format.h"
 #include "runtime/bpf_loader.h"
 #include "runtime/child_process.h"
 #include "runtime/cli.h"
@@ -127,21 +126,22 @@ int list_scripts() {
 
 // What bpftrace users expect at exit: every aggregation, and the maps the
 // script asked to see.
-void print_at_exit(const Declaration &decl, KernelMaps &maps, LuaScript &script, Output &output) {
+void print_at_exit(const Declaration &decl, LuaScript &script, Output &output) {
   bool first = true;
-  for (const auto &a : decl.aggregations) {
-    if (!a.print_at_exit)
-      continue;
+  auto separate = [&]() {
     if (!output.json() && !first)
       output.write("\n");
     first = false;
-    script.print_aggregation(a.id);
-  }
+  };
+  for (const auto &a : decl.aggregations)
+    if (a.print_at_exit) {
+      separate();
+      script.print_aggregation(a.id);
+    }
   for (size_t i = 0; i < decl.maps.size(); i++)
     if (decl.maps[i].print_at_exit) {
-      MapSnapshot snap = maps.map(static_cast<int>(i));
-      output.write(output.json() ? map_json(snap) + "\n" : (first ? "" : "\n") + map_text(snap));
-      first = false;
+      separate();
+      script.print_map(static_cast<int>(i));
     }
 }
 
@@ -378,7 +378,7 @@ int run(const Options &options) {
     if (u.name.kind == ProbeKind::End)
       script.call(u.decl_id);
   if (maps)
-    print_at_exit(decl, *maps, script, output);
+    print_at_exit(decl, script, output);
   output.flush();
   if (maps)
     report_overflows(decl, *maps, options.verbose > 0);
