@@ -564,3 +564,21 @@ TEST(MapFormat, EmptyMap) {
 }
 
 }  // namespace mt
+
+namespace mt {
+
+TEST(Units, TimeUnitsScaleNanosecondsAndOthersOnlyLabel) {
+  EXPECT_EQ(unit_divisor("ns"), 1u);
+  EXPECT_EQ(unit_divisor("us"), 1000u);
+  EXPECT_EQ(unit_divisor("ms"), 1000000u);
+  EXPECT_EQ(unit_divisor("s"), 1000000000u);
+  EXPECT_EQ(unit_divisor("bytes"), 1u);
+  EXPECT_EQ(unit_label("ns"), "nsecs");
+  EXPECT_EQ(unit_label("us"), "usecs");
+  EXPECT_EQ(unit_label("ms"), "msecs");
+  EXPECT_EQ(unit_label("s"), "secs");
+  EXPECT_EQ(unit_label("bytes"), "bytes");
+  EXPECT_EQ(unit_label(""), "value");
+}
+
+}  // namespace mt
