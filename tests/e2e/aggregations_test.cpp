@@ -108,7 +108,7 @@ TEST_F(E2eAggregations, StatsMinMaxAndHistogramsOfKnownBatchSizes) {
       run(mt({"-c", workload("uring_batches") + " 1 2 3 4 5 6 7 8 9 10", script("batches.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
   for (const char *line : {"@stats: COUNT 10, AVG 5, TOTAL 55, MIN 1, MAX 10", "@sum: 55",
-                           "@min: 1", "@max: 10", "@avg: 5", "@calls: 10"})
+                           "@min: 1", "@max: 10", "@avg: 5", "@calls: 10", "@timed_calls: 10"})
     EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r;
   // log2 slots: {1}, {2,3}, {4..7}, {8..10}; the fullest gets 40 stars.
   EXPECT_TRUE(contains(r.out, "         0 -> 1          : 1        |**********"));

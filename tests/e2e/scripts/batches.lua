@@ -11,3 +11,10 @@ local aggs = {
   lhist{ name = "lhist", value = to_submit, min = 0, max = 10, step = 5 },
 }
 probe("tracepoint:syscalls:sys_enter_io_uring_enter", { aggregate = aggs })
+-- each call timed from entry to exit, keyed by thread
+latency{
+  start = "tracepoint:syscalls:sys_enter_io_uring_enter",
+  stop = "tracepoint:syscalls:sys_exit_io_uring_enter",
+  key = "tid",
+  into = count{ name = "timed_calls" },
+}
