@@ -40,14 +40,11 @@ storm=$(realpath "$storm")
 tmp=$(mktemp -d /tmp/moontrace-aggregation.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
+source "$here/machine.sh"
 cat <<EOF
 ## In-kernel aggregations: events per second and cost per hit
 
-Machine: $(nproc) CPUs, ${cpu:-unknown CPU}; kernel $(uname -r);
-$("$mt" --version 2>&1 | head -1) ($mt);
-$(bpftrace --version 2>&1 | head -1) (Debian's $(dpkg-query -W -f='${Version}' bpftrace 2>/dev/null || echo '?'));
-libbpf $(dpkg-query -W -f='${Version}' libbpf1 2>/dev/null || echo '?');
+$(machine_line "$mt")
 nop_storm $n $batch, $rounds rounds of every variant on CPU 0 and on the last CPU, interleaved;
 load average before: $(cut -d' ' -f1-3 /proc/loadavg).
 

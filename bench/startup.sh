@@ -28,14 +28,12 @@ mt=$(realpath "$mt")
 tmp=$(mktemp -d /tmp/moontrace-startup.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
+source "$here/machine.sh"
 cat <<EOF
 ## Start-up: exec to all probes attached
 
-Machine: $(nproc) CPUs, ${cpu:-unknown CPU}; kernel $(uname -r);
-$("$mt" --version 2>&1 | head -1) ($mt);
-$(bpftrace --version 2>&1 | head -1) (Debian's $(dpkg-query -W -f='${Version}' bpftrace 2>/dev/null || echo '?'));
-libbpf $(dpkg-query -W -f='${Version}' libbpf1 2>/dev/null || echo '?'); $runs runs each, interleaved.
+$(machine_line "$mt")
+$runs runs each, interleaved.
 
 EOF
 
