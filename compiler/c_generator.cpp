@@ -252,7 +252,10 @@ class ProbeWriter {
       out_ << "#define start __mt_start_" + std::to_string(decl.latency_stop) + "\n";
     if (sends) {
       gp.record = "mt_rec_" + n;
-      write_struct(gp.record, rp, decl.captures, "  __u32 __probe;\n");
+      // Drawn events carry their time and thread for the trace file.
+      write_struct(gp.record, rp, decl.captures,
+                   decl.draws.empty() ? "  __u32 __probe;\n"
+                                      : "  __u32 __probe;\n  __u64 __ts;\n  __u64 __task;\n");
       // Keeps the record's type in the object's BTF for the decoder.
       out_ << "struct " + gp.record + " *__mt_type_" + n + " __attribute__((unused));\n";
     }
@@ -335,6 +338,8 @@ class ProbeWriter {
     if (sends) {
       out_ << "  struct " + gp.record + " *__r = mt_reserve(" + n + ", sizeof(*__r));\n";
       out_ << "  if (!__r)\n    return 0;\n  __r->__probe = " + n + ";\n";
+      if (!decl.draws.empty())
+        out_ << "  __r->__ts = bpf_ktime_get_ns();\n  __r->__task = bpf_get_current_pid_tgid();\n";
       for (const auto &c : decl.captures)
         write_capture(rp, c, reads_user, "__r->");
       out_ << "  bpf_ringbuf_submit(__r, 0);\n";

@@ -81,6 +81,22 @@ struct LatencyDecl {
   ScriptLocation where;
 };
 
+// How a probe's events are drawn into the trace file (FXT), natively:
+// no Lua runs per event. Values come from the probe's captures; the ones
+// only drawing needs are hidden captures named __dN_*.
+struct DrawDecl {
+  enum class Kind { Instant, Slice, Begin, End, Counter };
+  Kind kind = Kind::Instant;
+  std::string name;                    // slice, instant or counter name
+  std::string category = "moontrace";  // FXT category
+  std::vector<std::string> args;       // capture names shown as arguments (or counter series)
+  std::string duration;                // Slice: capture holding its length in ns; "" 1 ns
+  std::string track;                   // capture keying a track of its own; "" the thread's
+  std::string track_name;              // that track's name, followed by the key in hex
+  std::string flow;                    // capture holding the flow id; "" no flow point
+  enum class Flow { Begin, Step, End } flow_point = Flow::Step;
+};
+
 struct ProbeDecl {
   int id = 0;                             // index in Declaration::probes
   std::vector<std::string> alternatives;  // probe names; first available wins
@@ -91,6 +107,7 @@ struct ProbeDecl {
   int latency_start = -1;                 // LatencyDecl id this probe starts
   int latency_stop = -1;                  // LatencyDecl id this probe stops
   bool has_handler = false;               // a Lua function receives events
+  std::vector<DrawDecl> draws;            // drawn into the trace file
   ScriptLocation where;
 };
 
@@ -101,6 +118,7 @@ struct Declaration {
   std::vector<MapDecl> maps;
   std::vector<AggregationDecl> aggregations;
   std::vector<LatencyDecl> latencies;
+  std::string trace_file;  // fxt{file=}: where drawings go ("" none; -o overrides)
 };
 
 const char *agg_kind_name(AggKind kind);

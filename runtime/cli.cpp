@@ -13,6 +13,7 @@ const char *usage_text() {
   return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS]
        moontrace SCRIPT --help     show a script's options
        moontrace list              list the shipped scripts
+       moontrace dump FILE.fxt     print a trace one record a line (--json: as JSON)
 
 moontrace runs a Lua script that declares kernel probes, compiles them to
 BPF in-process, attaches them and runs the script's handlers on the events.
@@ -117,6 +118,20 @@ Options parse_command_line(int argc, char **argv) {
     o.script = argv[i++];
     if (o.script == "list" && i == argc) {
       o.list_scripts = true;
+      o.script.clear();
+    }
+    if (o.script == "dump") {
+      for (; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json")
+          o.dump_json = true;
+        else if (a[0] == '-' || !o.dump_file.empty())
+          throw Error("usage: moontrace dump FILE.fxt [--json]");
+        else
+          o.dump_file = a;
+      }
+      if (o.dump_file.empty())
+        throw Error("usage: moontrace dump FILE.fxt [--json]");
       o.script.clear();
     }
     for (; i < argc; i++)

@@ -19,9 +19,11 @@ struct Options {
   bool help = false;
   bool version = false;
   bool list_scripts = false;  // moontrace list
-  bool list_probes = false;   // -l [PATTERN]
-  std::string list_pattern;   // glob over probe names; "" lists all
-  bool json = false;          // -f json
+  std::string dump_file;      // moontrace dump FILE [--json]
+  bool dump_json = false;
+  bool list_probes = false;  // -l [PATTERN]
+  std::string list_pattern;  // glob over probe names; "" lists all
+  bool json = false;         // -f json
 };
 
 // Throws mt::Error on bad engine options.

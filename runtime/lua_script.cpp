@@ -259,6 +259,91 @@ struct LuaApi {
     return ids;
   }
 
+  // A capture only drawing uses; its name starts with __ so handlers and
+  // text output never see it.
+  static std::string hidden_capture(lua_State *L, ProbeDecl &p, const std::string &name,
+                                    const std::string &text) {
+    Capture c;
+    c.name = name;
+    c.expr = expression(L, text, p.where);
+    p.captures.push_back(std::move(c));
+    return name;
+  }
+
+  // draw = {kind=, name=, category=, args={...}, duration=, track={id=, name=},
+  //         flow={id=, point=}} on the probe being declared.
+  static void add_draw(lua_State *L, ProbeDecl &p, int t) {
+    DrawDecl d;
+    std::string tag = "__d" + std::to_string(p.draws.size()) + "_";
+    static const std::pair<const char *, DrawDecl::Kind> kinds[] = {
+        {"instant", DrawDecl::Kind::Instant},
+        {"slice", DrawDecl::Kind::Slice},
+        {"begin", DrawDecl::Kind::Begin},
+        {"end", DrawDecl::Kind::End},
+        {"counter", DrawDecl::Kind::Counter}};
+    std::string kind = optional_string(L, t, "kind", "instant");
+    auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                              [&](const auto &k) { return kind == k.first; });
+    if (found == std::end(kinds))
+      luaL_error(L, "draw kind must be instant, slice, begin, end or counter");
+    d.kind = found->second;
+    d.name = optional_string(L, t, "name", "");
+    if (d.name.empty())
+      luaL_error(L, "draw needs a name");
+    d.category = optional_string(L, t, "category", d.category);
+    lua_getfield(L, t, "args");
+    if (!lua_isnil(L, -1))
+      for (auto &c : capture_list(L, -1, p.where, "args")) {
+        auto same = std::find_if(p.captures.begin(), p.captures.end(),
+                                 [&](const Capture &o) { return o.name == c.name; });
+        if (same == p.captures.end())
+          p.captures.push_back(c);
+        else if (same->expr.text != c.expr.text)
+          luaL_error(L, "draw argument '%s' differs from the capture of that name", c.name.c_str());
+        d.args.push_back(c.name);
+      }
+    lua_pop(L, 1);
+    if (d.args.size() > 15)
+      luaL_error(L, "draw '%s' has %d arguments; a trace event holds at most 15", d.name.c_str(),
+                 (int)d.args.size());
+    lua_getfield(L, t, "duration");
+    if (lua_isstring(L, -1))
+      d.duration = hidden_capture(L, p, tag + "duration", lua_tostring(L, -1));
+    lua_getfield(L, t, "track");
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "id");
+      if (!lua_isstring(L, -1))
+        luaL_error(L, "draw track needs id = \"C expression\"");
+      d.track = hidden_capture(L, p, tag + "track", lua_tostring(L, -1));
+      lua_pop(L, 1);
+      d.track_name = optional_string(L, lua_gettop(L), "name", "track");
+    }
+    lua_getfield(L, t, "flow");
+    if (lua_istable(L, -1)) {
+      int f = lua_gettop(L);
+      lua_getfield(L, f, "id");
+      if (!lua_isstring(L, -1))
+        luaL_error(L, "draw flow needs id = \"C expression\"");
+      d.flow = hidden_capture(L, p, tag + "flow", lua_tostring(L, -1));
+      lua_pop(L, 1);
+      std::string point = optional_string(L, f, "point", "step");
+      if (point != "begin" && point != "step" && point != "end")
+        luaL_error(L, "draw flow point must be begin, step or end");
+      d.flow_point = point == "begin" ? DrawDecl::Flow::Begin
+                     : point == "end" ? DrawDecl::Flow::End
+                                      : DrawDecl::Flow::Step;
+    }
+    lua_pop(L, 3);
+    p.draws.push_back(std::move(d));
+  }
+
+  // fxt{file = "x.fxt"}: draw into this trace file (-o overrides it).
+  static int fxt(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    self(L).decl_.trace_file = optional_string(L, 1, "file", "trace.fxt");
+    return 0;
+  }
+
   static void set_handler(lua_State *L, LuaScript &s, ProbeDecl &p, int index) {
     lua_pushvalue(L, index);
     s.handlers_[p.id] = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -285,7 +370,25 @@ struct LuaApi {
         p.captures = capture_list(L, -1, p.where, "capture");
       lua_getfield(L, 2, "aggregate");
       p.aggregations = aggregation_ids(L, -1);
-      lua_pop(L, 2);
+      lua_getfield(L, 2, "draw");
+      if (lua_istable(L, -1)) {
+        // One drawing, or a list of them.
+        lua_rawgeti(L, -1, 1);
+        bool list = lua_istable(L, -1);
+        lua_pop(L, 1);
+        if (!list) {
+          add_draw(L, p, lua_gettop(L));
+        } else {
+          for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
+            add_draw(L, p, lua_gettop(L));
+            lua_pop(L, 1);
+          }
+          lua_pop(L, 1);
+        }
+      } else if (!lua_isnil(L, -1)) {
+        return luaL_error(L, "'draw' must be a table: {kind=, name=, args=, flow=, track=}");
+      }
+      lua_pop(L, 3);
     } else if (!lua_isnoneornil(L, 2) && handler != 2) {
       return luaL_argerror(L, 2, "expected a table (filter, capture) or a handler function");
     }
@@ -450,6 +553,10 @@ struct LuaApi {
     if (!lua_isnil(L, -1))
       stop.captures = capture_list(L, -1, lat.where, "capture");
     lua_pop(L, 5);
+    lua_getfield(L, 1, "draw");
+    if (lua_istable(L, -1))
+      add_draw(L, stop, lua_gettop(L));
+    lua_pop(L, 1);
     start.predicate = optional_expression(L, 1, "filter", lat.where);
     stop.predicate = optional_expression(L, 1, "stop_filter", lat.where);
     lat.size = optional_size(L, 1, "size", 10240);
@@ -462,8 +569,8 @@ struct LuaApi {
       set_handler(L, s, stop, 2);
     if (stop.aggregations.empty() && stop.captures.empty() && !stop.has_handler)
       return luaL_error(L,
-                        "latency '%s' goes nowhere: give into = hist{...}, capture = {...} "
-                        "or a handler",
+                        "latency '%s' goes nowhere: give into = hist{...}, capture = {...}, "
+                        "draw = {...} or a handler",
                         lat.name.c_str());
     s.decl_.probes.push_back(std::move(start));
     s.decl_.probes.push_back(std::move(stop));
@@ -791,7 +898,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   const luaL_Reg api[] = {{"probe", LuaApi::probe}, {"param", LuaApi::param},
                           {"map", LuaApi::map},     {"latency", LuaApi::latency},
                           {"print", LuaApi::print}, {"printf", LuaApi::printf},
-                          {"exit", LuaApi::exit}};
+                          {"exit", LuaApi::exit},   {"fxt", LuaApi::fxt}};
   for (const auto &f : api) {
     lua_pushcfunction(L_, f.func);
     lua_setglobal(L_, f.name);

@@ -130,9 +130,8 @@ RecordLayout layout_of_type(const struct btf *btf, int type_id) {
   const struct btf_member *m = btf_members(t);
   for (int i = 0; i < btf_vlen(t); i++) {
     std::string name = btf__name_by_offset(btf, m[i].name_off);
-    if (name.rfind("__", 0) == 0)
-      continue;
-    layout.fields.push_back(describe(btf, name, btf_member_bit_offset(t, i) / 8, m[i].type));
+    RecordField f = describe(btf, name, btf_member_bit_offset(t, i) / 8, m[i].type);
+    (name.rfind("__", 0) == 0 ? layout.hidden : layout.fields).push_back(f);
   }
   return layout;
 }

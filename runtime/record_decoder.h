@@ -22,7 +22,8 @@ struct RecordField {
 
 struct RecordLayout {
   uint32_t size = 0;
-  std::vector<RecordField> fields;  // the __probe header excluded
+  std::vector<RecordField> fields;  // what scripts see
+  std::vector<RecordField> hidden;  // generated members, named __*, e.g. __ts
 };
 
 // One decoded value; which member holds it follows `kind`.

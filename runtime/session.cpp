@@ -20,6 +20,8 @@
 #include "runtime/child_process.h"
 #include "runtime/cli.h"
 #include "runtime/event_stream.h"
+#include "runtime/fxt_dump.h"
+#include "runtime/fxt_sink.h"
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_script.h"
 #include "runtime/output.h"
@@ -112,6 +114,13 @@ struct RunState {
   std::optional<Error> handler_error;  // raised in a callback, rethrown after the poll
 };
 
+// The clock of bpf_ktime_get_ns(), for marks placed from user space.
+uint64_t monotonic_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return uint64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
 int list_scripts() {
   for (const auto &f : kScriptFiles) {
     std::string text = f.content;
@@ -180,6 +189,8 @@ int run(const Options &options) {
   }
   if (options.list_scripts)
     return list_scripts();
+  if (!options.dump_file.empty())
+    return dump_trace(options.dump_file, options.dump_json, stdout);
   if (options.list_probes) {
     KernelFacts kernel;
     if (!list_probes(options.list_pattern, options.verbose > 0, kernel, stdout))
@@ -190,8 +201,6 @@ int run(const Options &options) {
     throw Error("no script given (see moontrace --help)");
 
   Output output;
-  if (!options.output.empty())
-    output.open(options.output);  // before anything is attached
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
   SandboxOptions sandbox{options.unsafe, module_dirs_for(options.script)};
@@ -202,6 +211,13 @@ int run(const Options &options) {
     std::fputs(params_help(options.script, decl.params).c_str(), stdout);
     return 0;
   }
+  // Files open before anything is attached. A script that draws writes a
+  // trace, which -o names; its text then goes to stdout.
+  std::unique_ptr<FxtSink> trace;
+  if (!decl.trace_file.empty() && !options.emit_c)
+    trace = std::make_unique<FxtSink>(options.output.empty() ? decl.trace_file : options.output);
+  else if (!options.output.empty())
+    output.open(options.output);
   args.check_all_used();
   std::string why;
   if (!options.emit_c && !can_use_bpf(why))
@@ -246,6 +262,8 @@ int run(const Options &options) {
     for (const auto &p : generated.probes)
       layouts.push_back(p.record.empty() ? std::nullopt
                                          : layout_from_btf(program->btf(), p.record));
+    if (trace)
+      trace->plan(decl, generated, layouts);
     settings.params = program->pack_params(decl.params);
     program->load(settings);
     maps = std::make_unique<KernelMaps>(*program, decl);
@@ -264,9 +282,14 @@ int run(const Options &options) {
       if (state.handler_error)
         return;
       try {
+        bool drawn = trace && trace->draws(id);
+        if (drawn)
+          trace->record(id, data, size);
         if (script.has_handler(decl_id))
           script.call_event(decl_id,
                             [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
+        else if (drawn)
+          ;
         else if (output.json())
           output.write(
               "{\"type\":\"event\",\"probe\":" + json_string(generated.probes[id].probe_name) +
@@ -336,6 +359,18 @@ int run(const Options &options) {
           ",\"lost\":" + std::to_string(total) + ",\"probes\":{" + by_probe + "}}}\n");
   };
 
+  // Loss shows in the trace as a counter, stepping when it happens.
+  uint64_t lost_in_trace = 0;
+  auto mark_loss = [&]() {
+    if (!trace || !events)
+      return;
+    uint64_t total = 0;
+    for (auto n : events->lost())
+      total += n;
+    if (total != lost_in_trace)
+      trace->lost(monotonic_ns(), lost_in_trace = total);
+  };
+
   auto deadline = options.duration > 0
                       ? start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(options.duration))
@@ -356,6 +391,7 @@ int run(const Options &options) {
       usleep(timeout * 1000);
     if (state.handler_error)
       throw *state.handler_error;
+    mark_loss();
     now = Clock::now();
     for (auto &t : timers) {
       if (now < t.due)
@@ -372,6 +408,12 @@ int run(const Options &options) {
   }
   if (events)
     events->drain();
+  mark_loss();
+  if (trace) {
+    trace->flush();
+    std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB) to %s\n",
+                 (unsigned long long)trace->events(), trace->bytes() / 1e6, trace->path().c_str());
+  }
   if (state.handler_error)
     throw *state.handler_error;
   for (const auto &u : resolution.user)

@@ -1,0 +1,201 @@
+#include "runtime/fxt_sink.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "compiler/error.h"
+
+namespace mt {
+
+namespace {
+
+constexpr uint64_t kTrackBit = 1ull << 63;  // synthetic thread koids, apart from real tids
+constexpr const char *kSelfName = "moontrace";
+
+std::string proc_comm(const std::string &path, const std::string &fallback) {
+  std::ifstream in(path);
+  std::string name;
+  if (!std::getline(in, name) || name.empty())
+    return fallback;
+  return name;
+}
+
+uint64_t load(const unsigned char *p, uint32_t size) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, size < 8 ? size : 8);
+  return v;
+}
+
+// A record field as an FXT argument; strings point into the record.
+FxtArg to_arg(const RecordField &f, const unsigned char *record) {
+  const unsigned char *p = record + f.offset;
+  switch (f.kind) {
+    case FieldKind::Signed: {
+      uint64_t v = load(p, f.size);
+      if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
+        v |= ~0ull << (f.size * 8);
+      return FxtArg::integer(f.name, static_cast<int64_t>(v));
+    }
+    case FieldKind::Pointer: return FxtArg::pointer(f.name, load(p, f.size));
+    case FieldKind::Bool: return FxtArg::boolean(f.name, load(p, f.size) != 0);
+    case FieldKind::String: {
+      const char *s = reinterpret_cast<const char *>(p);
+      return FxtArg::string(f.name, std::string_view(s, strnlen(s, f.size)));
+    }
+    default: return FxtArg::uinteger(f.name, load(p, f.size));
+  }
+}
+
+std::optional<RecordField> find(const std::vector<RecordField> &fields, const std::string &name) {
+  for (const auto &f : fields)
+    if (f.name == name)
+      return f;
+  return std::nullopt;
+}
+
+}  // namespace
+
+FxtSink::FxtSink(const std::string &path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_)
+    throw Error("cannot write trace file " + path + ": " + std::strerror(errno));
+  writer_ = std::make_unique<FxtWriter>(file_);
+}
+
+FxtSink::~FxtSink() {
+  writer_->flush();
+  std::fclose(file_);
+}
+
+void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
+                   const std::vector<std::optional<RecordLayout>> &layouts) {
+  plans_.assign(generated.probes.size(), {});
+  header_.assign(generated.probes.size(), {0, 0});
+  for (size_t i = 0; i < generated.probes.size(); i++) {
+    const ProbeDecl &probe = decl.probes[generated.probes[i].decl_id];
+    if (probe.draws.empty() || !layouts[i])
+      continue;
+    const RecordLayout &layout = *layouts[i];
+    auto ts = find(layout.hidden, "__ts"), task = find(layout.hidden, "__task");
+    if (!ts || !task)
+      throw Error("moontrace bug: drawn record without time or thread", probe.where);
+    header_[i] = {ts->offset, task->offset};
+    for (const auto &d : probe.draws) {
+      Plan plan{d.kind, d.name, d.category, d.track_name, {}, {}, {}, {}, d.flow_point};
+      for (const auto &a : d.args)
+        if (auto f = find(layout.fields, a))
+          plan.args.push_back(*f);
+      if (!d.duration.empty())
+        plan.duration = find(layout.hidden, d.duration);
+      if (!d.track.empty())
+        plan.track = find(layout.hidden, d.track);
+      if (!d.flow.empty())
+        plan.flow = find(layout.hidden, d.flow);
+      plans_[i].push_back(std::move(plan));
+    }
+  }
+}
+
+void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
+  if (named_processes_.insert(pid).second)
+    writer_->process(
+        pid, proc_comm("/proc/" + std::to_string(pid) + "/comm", "pid " + std::to_string(pid)));
+  if (named_threads_.insert(tid).second)
+    writer_->thread(
+        pid, tid,
+        proc_comm("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm",
+                  "tid " + std::to_string(tid)));
+}
+
+uint64_t FxtSink::track_thread(uint64_t pid, uint64_t key, const std::string &name) {
+  uint64_t koid = key | kTrackBit;
+  if (named_tracks_.insert(koid).second) {
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), " 0x%llx", static_cast<unsigned long long>(key));
+    writer_->thread(pid, koid, name + hex);
+  }
+  return koid;
+}
+
+void FxtSink::record(uint32_t probe, const void *data, size_t size) {
+  auto *bytes = static_cast<const unsigned char *>(data);
+  auto [ts_offset, task_offset] = header_[probe];
+  if (task_offset + 8 > size)
+    return;
+  uint64_t ts = load(bytes + ts_offset, 8);
+  uint64_t task = load(bytes + task_offset, 8);
+  uint64_t pid = task >> 32, tid = task & 0xffffffff;
+  name_thread(pid, tid);
+  for (const Plan &p : plans_[probe]) {
+    uint64_t thread =
+        p.track ? track_thread(pid, load(bytes + p.track->offset, 8), p.track_name) : tid;
+    args_.clear();
+    for (const auto &f : p.args)
+      args_.push_back(to_arg(f, bytes));
+    uint64_t start = ts;
+    switch (p.kind) {
+      case DrawDecl::Kind::Instant:
+        // Perfetto binds a flow point only inside an open slice.
+        if (p.flow)
+          writer_->complete(pid, thread, ts, ts + 1, p.category, p.name, args_);
+        else
+          writer_->instant(pid, thread, ts, p.category, p.name, args_);
+        break;
+      case DrawDecl::Kind::Slice: {
+        uint64_t duration = p.duration ? load(bytes + p.duration->offset, 8) : 1;
+        start = duration < ts ? ts - duration : ts;
+        writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category, p.name, args_);
+        break;
+      }
+      case DrawDecl::Kind::Begin: writer_->begin(pid, thread, ts, p.category, p.name, args_); break;
+      case DrawDecl::Kind::End: writer_->end(pid, thread, ts, p.category, p.name, args_); break;
+      case DrawDecl::Kind::Counter:
+        writer_->counter(pid, thread, ts, p.category, p.name, 0, args_);
+        break;
+    }
+    if (p.flow)
+      flow_point(p.flow_point, pid, thread, start, p.category, load(bytes + p.flow->offset, 8));
+    events_++;
+  }
+}
+
+// Flow ids in the trace are ours, one per flow: a script's key (a request
+// pointer, reused as soon as the request ends) may begin again while its
+// flow looks open (its end lost or filtered), and a step or end may come
+// without its begin (begun before tracing). Perfetto counts both as
+// errors; here the first starts a fresh flow and the second is dropped.
+void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
+                         const std::string &category, uint64_t key) {
+  auto open = open_flows_.find({pid, key});
+  if (point == DrawDecl::Flow::Begin) {
+    if (open_flows_.size() >= kMaxOpenFlows && open == open_flows_.end())
+      open_flows_.clear();  // ends never seen: forget them rather than grow
+    uint64_t id = ++last_flow_id_;
+    open_flows_[{pid, key}] = id;
+    writer_->flow(FxtFlow::Begin, pid, thread, ts, category, "flow", id);
+    return;
+  }
+  if (open == open_flows_.end()) {
+    orphan_flow_points_++;
+    return;
+  }
+  bool end = point == DrawDecl::Flow::End;
+  writer_->flow(end ? FxtFlow::End : FxtFlow::Step, pid, thread, ts, category, "flow",
+                open->second);
+  if (end)
+    open_flows_.erase(open);
+}
+
+void FxtSink::lost(uint64_t ts, uint64_t total) {
+  uint64_t self = static_cast<uint64_t>(getpid());
+  if (named_processes_.insert(self).second)
+    writer_->process(self, kSelfName);
+  name_thread(self, self);
+  writer_->counter(self, self, ts, kSelfName, "lost records", 0, {FxtArg::uinteger("lost", total)});
+}
+
+}  // namespace mt

@@ -1,0 +1,77 @@
+// Draws the events a script declared with draw={...} into an FXT trace,
+// natively: no Lua runs per event. Processes and threads are named from
+// /proc when first seen; a track keyed by a value (one per ring, say) is a
+// thread of its own under the event's process.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/c_generator.h"
+#include "compiler/declaration.h"
+#include "runtime/fxt_writer.h"
+#include "runtime/record_decoder.h"
+
+namespace mt {
+
+class FxtSink {
+ public:
+  // Opens (creates or truncates) `path`; throws mt::Error if it cannot.
+  explicit FxtSink(const std::string &path);
+  ~FxtSink();
+  FxtSink(const FxtSink &) = delete;
+  FxtSink &operator=(const FxtSink &) = delete;
+
+  // Resolves each probe's draw specs against its record layout.
+  void plan(const Declaration &decl, const GeneratedProgram &generated,
+            const std::vector<std::optional<RecordLayout>> &layouts);
+  bool draws(uint32_t probe) const { return probe < plans_.size() && !plans_[probe].empty(); }
+  void record(uint32_t probe, const void *data, size_t size);
+  // Records lost so far, as a counter track of moontrace's own process.
+  void lost(uint64_t ts, uint64_t total);
+  void flush() { writer_->flush(); }
+
+  const std::string &path() const { return path_; }
+  uint64_t bytes() const { return writer_->bytes(); }
+  uint64_t events() const { return events_; }
+  uint64_t orphan_flow_points() const { return orphan_flow_points_; }
+
+ private:
+  struct Plan {
+    DrawDecl::Kind kind;
+    std::string name, category, track_name;
+    std::vector<RecordField> args;
+    std::optional<RecordField> duration, track, flow;
+    DrawDecl::Flow flow_point;
+  };
+
+  void name_thread(uint64_t pid, uint64_t tid);
+  void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
+                  const std::string &category, uint64_t key);
+  uint64_t track_thread(uint64_t pid, uint64_t key, const std::string &name);
+
+  std::string path_;
+  std::FILE *file_ = nullptr;
+  std::unique_ptr<FxtWriter> writer_;
+  std::vector<std::vector<Plan>> plans_;               // by probe index
+  std::vector<std::pair<uint32_t, uint32_t>> header_;  // offsets of __ts and __task, by probe
+  std::unordered_set<uint64_t> named_processes_, named_threads_, named_tracks_;
+  std::vector<FxtArg> args_;  // reused per event
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
+      return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);
+    }
+  };
+  static constexpr size_t kMaxOpenFlows = 1 << 20;
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> open_flows_;  // (pid, key)
+  uint64_t last_flow_id_ = 0;
+  uint64_t orphan_flow_points_ = 0;  // steps and ends whose begin was never seen
+  uint64_t events_ = 0;
+};
+
+}  // namespace mt

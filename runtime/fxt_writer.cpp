@@ -1,0 +1,420 @@
+// The FXT writer. Records are built straight into a 64 KiB word buffer;
+// strings and threads are interned in fixed tables (open addressing over
+// small index arrays, clock eviction), so a warm writer neither allocates
+// nor builds a std::string per event.
+#include "runtime/fxt_writer.h"
+
+#include <bit>
+#include <cstring>
+#include <functional>
+
+namespace mt {
+
+FxtArg FxtArg::integer(std::string_view name, int64_t v) {
+  FxtArg a;
+  a.name = name;
+  a.kind = Kind::Int;
+  a.i = v;
+  return a;
+}
+
+FxtArg FxtArg::uinteger(std::string_view name, uint64_t v) {
+  FxtArg a;
+  a.name = name;
+  a.kind = Kind::Uint;
+  a.u = v;
+  return a;
+}
+
+FxtArg FxtArg::pointer(std::string_view name, uint64_t v) {
+  FxtArg a = uinteger(name, v);
+  a.kind = Kind::Pointer;
+  return a;
+}
+
+FxtArg FxtArg::string(std::string_view name, std::string_view v) {
+  FxtArg a;
+  a.name = name;
+  a.kind = Kind::String;
+  a.text = v;
+  return a;
+}
+
+FxtArg FxtArg::boolean(std::string_view name, bool v) {
+  FxtArg a = uinteger(name, v ? 1 : 0);
+  a.kind = Kind::Bool;
+  return a;
+}
+
+FxtArg FxtArg::koid(std::string_view name, uint64_t v) {
+  FxtArg a = uinteger(name, v);
+  a.kind = Kind::Koid;
+  return a;
+}
+
+namespace {
+
+constexpr uint64_t kMagic = 0x0016547846040010ull;
+constexpr uint64_t kTicksPerSecond = 1000000000ull;
+constexpr size_t kMaxStringBytes = 32000;
+
+// Record types.
+constexpr uint64_t kInitRecord = 1, kStringRecord = 2, kThreadRecord = 3, kEventRecord = 4,
+                   kKernelObjectRecord = 7;
+// Event types.
+constexpr uint64_t kInstant = 0, kCounter = 1, kBegin = 2, kEnd = 3, kComplete = 4, kFlowBegin = 8,
+                   kFlowStep = 9, kFlowEnd = 10;
+// Argument types.
+constexpr uint64_t kArgInt32 = 1, kArgUint32 = 2, kArgInt64 = 3, kArgUint64 = 4, kArgString = 6,
+                   kArgPointer = 7, kArgKoid = 8, kArgBool = 9;
+// Kernel object types.
+constexpr uint64_t kObjProcess = 1, kObjThread = 2;
+
+inline uint64_t le(uint64_t w) {
+  if constexpr (std::endian::native == std::endian::little) {
+    return w;
+  } else {
+    return __builtin_bswap64(w);
+  }
+}
+
+inline uint64_t header(uint64_t type, size_t words) {
+  return type | (uint64_t(words) << 4);
+}
+
+inline uint64_t mix64(uint64_t x) {  // murmur3's finalizer
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb3f99e3b97c7ull;
+  return x ^ (x >> 33);
+}
+
+// A string cut to at most kMaxStringBytes, not inside a UTF-8 sequence.
+std::string_view clip(std::string_view s) {
+  if (s.size() <= kMaxStringBytes) {
+    return s;
+  }
+  size_t n = kMaxStringBytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) {
+    n--;
+  }
+  return s.substr(0, n);
+}
+
+// A bounded map from keys to indices 1..kSlots. Slots are found through an
+// open-addressed (linear probing) array of slot indices twice as large,
+// with backward-shift deletion, so nothing is allocated once keys are
+// stored. When every index is taken, a clock hand picks the victim: a slot
+// found again since the hand last passed gets a second chance (a new slot
+// has none yet, so a stream of one-off strings cannot flush out the hot
+// ones), and a slot used by the record being built (pinned == serial) is
+// never taken.
+template <class Key, uint32_t kSlots, uint32_t kIndexSize>
+class ClockTable {
+ public:
+  struct Slot {
+    Key key{};
+    uint64_t hash = 0;
+    uint64_t pinned = 0;
+    bool used = false;
+  };
+
+  ClockTable() : slots_(kSlots + 1), index_(kIndexSize, 0) {}
+
+  // The index of `key`, and whether it was (re)assigned just now, in which
+  // case the caller must emit its definition record before using it.
+  template <class Lookup, class Eq, class Assign>
+  uint32_t find_or_assign(const Lookup &key, uint64_t hash, uint64_t serial, bool *fresh, Eq eq,
+                          Assign assign) {
+    size_t pos = hash & kMask;
+    while (uint32_t idx = index_[pos]) {
+      Slot &s = slots_[idx];
+      if (s.hash == hash && eq(s.key, key)) {
+        s.used = true;
+        s.pinned = serial;
+        *fresh = false;
+        return idx;
+      }
+      pos = (pos + 1) & kMask;
+    }
+    uint32_t idx;
+    if (count_ < kSlots) {
+      idx = ++count_;
+    } else {
+      idx = evict(serial);
+      // Deletion may have shifted entries: probe again for a free place.
+      pos = hash & kMask;
+      while (index_[pos]) {
+        pos = (pos + 1) & kMask;
+      }
+    }
+    Slot &s = slots_[idx];
+    assign(s.key, key);
+    s.hash = hash;
+    s.used = false;  // earns its second chance when used again
+    s.pinned = serial;
+    index_[pos] = idx;
+    *fresh = true;
+    return idx;
+  }
+
+  const Key &key(uint32_t idx) const { return slots_[idx].key; }
+
+ private:
+  static constexpr size_t kMask = kIndexSize - 1;
+  static_assert((kIndexSize & kMask) == 0 && kIndexSize >= 2 * kSlots);
+
+  uint32_t evict(uint64_t serial) {
+    for (;;) {
+      hand_ = hand_ % kSlots + 1;
+      Slot &s = slots_[hand_];
+      if (s.pinned == serial) {
+        continue;
+      }
+      if (s.used) {
+        s.used = false;
+        continue;
+      }
+      erase(hand_);
+      return hand_;
+    }
+  }
+
+  void erase(uint32_t idx) {
+    size_t i = slots_[idx].hash & kMask;
+    while (index_[i] != idx) {
+      i = (i + 1) & kMask;
+    }
+    // Backward shift: move up every later entry of the run whose home is
+    // not within (i, j], so that no probe sequence meets a hole.
+    for (size_t j = (i + 1) & kMask; index_[j]; j = (j + 1) & kMask) {
+      size_t home = slots_[index_[j]].hash & kMask;
+      if (((j - home) & kMask) >= ((j - i) & kMask)) {
+        index_[i] = index_[j];
+        i = j;
+      }
+    }
+    index_[i] = 0;
+  }
+
+  std::vector<Slot> slots_;  // [0] unused
+  std::vector<uint16_t> index_;
+  uint32_t count_ = 0;
+  uint32_t hand_ = 0;
+};
+
+struct ThreadKey {
+  uint64_t pid = 0, tid = 0;
+};
+
+}  // namespace
+
+struct FxtWriter::StringTable : ClockTable<std::string, 32767, 65536> {};
+struct FxtWriter::ThreadTable : ClockTable<ThreadKey, 255, 512> {};
+
+FxtWriter::FxtWriter(std::FILE *out)
+    : out_(out),
+      buf_(new uint64_t[kBufferWords]),
+      strings_(new StringTable),
+      threads_(new ThreadTable) {
+  uint64_t *w = reserve(1);
+  w[0] = le(kMagic);
+  w = reserve(2);
+  w[0] = le(header(kInitRecord, 2));
+  w[1] = le(kTicksPerSecond);
+}
+
+FxtWriter::~FxtWriter() {
+  if (used_ > 0) {
+    write_buffer();
+  }
+}
+
+uint64_t *FxtWriter::reserve(size_t words) {
+  if (used_ + words > kBufferWords) {
+    write_buffer();
+  }
+  uint64_t *w = buf_.get() + used_;
+  used_ += words;
+  bytes_ += words * 8;
+  records_++;
+  return w;
+}
+
+void FxtWriter::write_buffer() {
+  if (used_ > 0 && out_) {
+    std::fwrite(buf_.get(), 8, used_, out_);
+  }
+  used_ = 0;
+}
+
+void FxtWriter::flush() {
+  write_buffer();
+  if (out_) {
+    std::fflush(out_);
+  }
+}
+
+uint64_t FxtWriter::string_ref(std::string_view s) {
+  if (s.empty()) {
+    return 0;
+  }
+  s = clip(s);
+  bool fresh;
+  uint64_t hash = std::hash<std::string_view>{}(s);
+  uint32_t idx = strings_->find_or_assign(
+      s, hash, serial_, &fresh,
+      [](const std::string &a, std::string_view b) { return std::string_view(a) == b; },
+      [](std::string &a, std::string_view b) { a.assign(b); });
+  if (fresh) {
+    size_t payload = (s.size() + 7) / 8;
+    uint64_t *w = reserve(1 + payload);
+    w[0] = le(header(kStringRecord, 1 + payload) | uint64_t(idx) << 16 | uint64_t(s.size()) << 32);
+    w[payload] = 0;  // the padding
+    std::memcpy(w + 1, s.data(), s.size());
+  }
+  return idx;
+}
+
+uint64_t FxtWriter::thread_ref(uint64_t pid, uint64_t tid) {
+  bool fresh;
+  ThreadKey key{pid, tid};
+  uint32_t idx = threads_->find_or_assign(
+      key, mix64(pid * 0x9e3779b97f4a7c15ull ^ tid), serial_, &fresh,
+      [](const ThreadKey &a, const ThreadKey &b) { return a.pid == b.pid && a.tid == b.tid; },
+      [](ThreadKey &a, const ThreadKey &b) { a = b; });
+  if (fresh) {
+    uint64_t *w = reserve(3);
+    w[0] = le(header(kThreadRecord, 3) | uint64_t(idx) << 16);
+    w[1] = le(pid);
+    w[2] = le(tid);
+  }
+  return idx;
+}
+
+void FxtWriter::process(uint64_t pid, std::string_view name) {
+  serial_++;
+  uint64_t name_ref = string_ref(name);
+  uint64_t *w = reserve(2);
+  w[0] = le(header(kKernelObjectRecord, 2) | kObjProcess << 16 | name_ref << 24);
+  w[1] = le(pid);
+}
+
+void FxtWriter::thread(uint64_t pid, uint64_t tid, std::string_view name) {
+  serial_++;
+  uint64_t name_ref = string_ref(name);
+  uint64_t process_ref = string_ref("process");
+  uint64_t *w = reserve(4);
+  w[0] = le(header(kKernelObjectRecord, 4) | kObjThread << 16 | name_ref << 24 | uint64_t(1) << 40);
+  w[1] = le(tid);
+  w[2] = le(header(kArgKoid, 2) | process_ref << 16);
+  w[3] = le(pid);
+}
+
+void FxtWriter::event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts,
+                      std::string_view category, std::string_view name,
+                      const std::vector<FxtArg> &args, const uint64_t *extra) {
+  serial_++;
+  // Intern everything first: string and thread records must precede the
+  // event, and the event is then written in one piece.
+  size_t nargs = args.size();
+  if (nargs > kMaxArgs) {
+    dropped_args_ += nargs - kMaxArgs;
+    nargs = kMaxArgs;
+  }
+  uint64_t arg_head[kMaxArgs], arg_value[kMaxArgs];
+  size_t words = 2 + (extra ? 1 : 0);
+  for (size_t i = 0; i < nargs; i++) {
+    const FxtArg &a = args[i];
+    uint64_t name_ref = string_ref(a.name) << 16;
+    uint64_t h = 0;
+    bool wide = false;
+    switch (a.kind) {
+      case FxtArg::Kind::Int:
+        if (a.i >= INT32_MIN && a.i <= INT32_MAX) {
+          h = kArgInt32 | uint64_t(uint32_t(int32_t(a.i))) << 32;
+        } else {
+          h = kArgInt64;
+          arg_value[i] = uint64_t(a.i);
+          wide = true;
+        }
+        break;
+      case FxtArg::Kind::Uint:
+        if (a.u <= UINT32_MAX) {
+          h = kArgUint32 | a.u << 32;
+        } else {
+          h = kArgUint64;
+          arg_value[i] = a.u;
+          wide = true;
+        }
+        break;
+      case FxtArg::Kind::Pointer:
+      case FxtArg::Kind::Koid:
+        h = a.kind == FxtArg::Kind::Pointer ? kArgPointer : kArgKoid;
+        arg_value[i] = a.u;
+        wide = true;
+        break;
+      case FxtArg::Kind::String: h = kArgString | string_ref(a.text) << 32; break;
+      case FxtArg::Kind::Bool: h = kArgBool | uint64_t(a.u != 0) << 32; break;
+    }
+    size_t size = wide ? 2 : 1;
+    arg_head[i] = h | uint64_t(size) << 4 | name_ref;
+    words += size;
+  }
+  uint64_t cat_ref = string_ref(category);
+  uint64_t name_ref = string_ref(name);
+  uint64_t thread = thread_ref(pid, tid);
+
+  uint64_t *w = reserve(words);
+  *w++ = le(header(kEventRecord, words) | type << 16 | uint64_t(nargs) << 20 | thread << 24 |
+            cat_ref << 32 | name_ref << 48);
+  *w++ = le(ts);
+  for (size_t i = 0; i < nargs; i++) {
+    *w++ = le(arg_head[i]);
+    if (((arg_head[i] >> 4) & 0xfff) == 2) {
+      *w++ = le(arg_value[i]);
+    }
+  }
+  if (extra) {
+    *w = le(*extra);
+  }
+}
+
+void FxtWriter::instant(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
+                        std::string_view name, const std::vector<FxtArg> &args) {
+  event(kInstant, pid, tid, ts, category, name, args, nullptr);
+}
+
+void FxtWriter::begin(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
+                      std::string_view name, const std::vector<FxtArg> &args) {
+  event(kBegin, pid, tid, ts, category, name, args, nullptr);
+}
+
+void FxtWriter::end(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
+                    std::string_view name, const std::vector<FxtArg> &args) {
+  event(kEnd, pid, tid, ts, category, name, args, nullptr);
+}
+
+void FxtWriter::complete(uint64_t pid, uint64_t tid, uint64_t ts, uint64_t end_ts,
+                         std::string_view category, std::string_view name,
+                         const std::vector<FxtArg> &args) {
+  event(kComplete, pid, tid, ts, category, name, args, &end_ts);
+}
+
+void FxtWriter::counter(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
+                        std::string_view name, uint64_t counter_id,
+                        const std::vector<FxtArg> &args) {
+  event(kCounter, pid, tid, ts, category, name, args, &counter_id);
+}
+
+void FxtWriter::flow(FxtFlow kind, uint64_t pid, uint64_t tid, uint64_t ts,
+                     std::string_view category, std::string_view name, uint64_t flow_id) {
+  uint64_t type = kind == FxtFlow::Begin  ? kFlowBegin
+                  : kind == FxtFlow::Step ? kFlowStep
+                                          : kFlowEnd;
+  static const std::vector<FxtArg> kNoArgs;
+  event(type, pid, tid, ts, category, name, kNoArgs, &flow_id);
+}
+
+}  // namespace mt

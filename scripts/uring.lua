@@ -1,0 +1,119 @@
+-- uring: how each io_uring request travels through the kernel, for Perfetto
+--
+-- Example: sudo moontrace -c 'fio --ioengine=io_uring ...' uring
+--          then open uring.fxt in https://ui.perfetto.dev
+-- Draws, per thread: a slice for every io_uring_setup, io_uring_register and
+-- io_uring_enter call, and one for every hop of a request (submit, file_get,
+-- queue_async_work, poll_arm, task_add, defer, link, fail_link, req_failed,
+-- complete) joined by a flow from submission to completion. io-worker
+-- threads (iou-wrk-*) get tracks of their own. Without -c or -p it traces
+-- every ring created while it runs, until Ctrl-C.
+-- Parameters: --sample PERCENT, --all_rings; -o FILE names the trace.
+
+local sample = param("sample", { type = "uint", default = 100,
+  help = "percent of requests to trace (1-100), decided once at submission" })
+param("all_rings", { type = "bool", default = false,
+  help = "also trace rings that existed before tracing started" })
+if sample < 1 or sample > 100 then
+  error("--sample must be 1..100, not " .. sample)
+end
+
+fxt{ file = "uring.fxt" }
+local cat = "io_uring"
+
+-- Rings created while tracing, and the processes that own them.
+local rings = map{ name = "rings", key = "u64", value = "u8", size = 4096 }
+local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
+-- Requests kept by sampling, by (ring, request): every later hop of a kept
+-- request is drawn, and none of a dropped one.
+local kept = map{ name = "kept", type = "lru_hash", key = { ring = "u64", req = "u64" },
+                  value = "u8", size = 65536 }
+
+local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
+local request = "map_key(kept, (__u64)args.ctx, (__u64)args.req)"
+local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
+
+probe("tracepoint:io_uring:io_uring_create", {
+  action = "map_set(rings, (__u64)args.ctx, 1); map_set(owners, pid, 1);",
+  draw = { kind = "slice", name = "create", category = cat,
+           args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
+})
+
+-- Submission decides whether the request is kept; the flow begins here.
+probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
+  filter = ring_traced .. " && (param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample)",
+  action = "map_set(kept, " .. request .. ", 1);",
+  draw = { kind = "slice", name = "submit", category = cat,
+           args = { "args.user_data", "args.opcode", op = "args.op_str", "args.flags", "args.sq_thread",
+                    ring = "args.ctx", req = "args.req" },
+           flow = { id = flow_id, point = "begin" } },
+})
+
+-- A hop of a kept request: a short slice holding a flow step.
+local function hop(event, fields)
+  fields.req = "args.req"
+  probe("tracepoint:io_uring:io_uring_" .. event, {
+    filter = "map_has(kept, " .. request .. ")",
+    draw = { kind = "slice", name = event, category = cat, args = fields,
+             flow = { id = flow_id, point = "step" } },
+  })
+end
+hop("file_get", { "args.user_data", "args.fd" })
+hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.op_str" })
+hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.op_str" })
+hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.op_str" })
+hop("defer", { user_data = "args.data", "args.opcode", op = "args.op_str" })
+hop("link", { target = "args.target_req" })
+hop("fail_link", { "args.user_data", "args.opcode", link = "args.link", op = "args.op_str" })
+hop("req_failed", { "args.user_data", "args.opcode", "args.flags", "args.off", "args.addr", "args.len", "args.error",
+                    op = "args.op_str" })
+
+-- Completion ends the flow, unless more completions follow (multishot:
+-- IORING_CQE_F_MORE), which are steps.
+local function complete(more)
+  probe("tracepoint:io_uring:io_uring_complete", {
+    filter = "map_has(kept, " .. request .. ") && " .. (more and "" or "!") .. "(args.cflags & 2)",
+    action = more and nil or "map_del(kept, " .. request .. ");",
+    draw = { kind = "slice", name = "complete", category = cat,
+             args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
+             flow = { id = flow_id, point = more and "step" or "end" } },
+  })
+end
+complete(false)
+complete(true)
+
+-- Ring events without a request.
+local function instant(event, fields)
+  probe("tracepoint:io_uring:io_uring_" .. event, {
+    filter = event == "task_work_run" and "true" or ring_traced,
+    draw = { kind = "instant", name = event, category = cat, args = fields },
+  })
+end
+instant("register", { "args.opcode", "args.nr_files", "args.nr_bufs", "args.ret" })
+instant("short_write", { "args.fpos", "args.wanted", "args.got" })
+instant("task_work_run", { "args.count" })
+instant("local_work_run", { "args.count", "args.loops" })
+instant("cqe_overflow", { "args.user_data", "args.res", "args.cflags" })
+instant("cqring_wait", { "args.min_events" })
+
+-- The syscalls, as slices on the calling thread holding the hops inside:
+-- timed from entry to exit, arguments carried from the entry.
+local function syscall(name, fields)
+  local args, carry = { ret = "args.ret" }, {}
+  for _, field in ipairs(fields) do
+    args[field] = "start." .. field
+    carry[field] = "args." .. field
+  end
+  latency{
+    name = name,
+    start = "tracepoint:syscalls:sys_enter_" .. name,
+    stop = "tracepoint:syscalls:sys_exit_" .. name,
+    key = "tid",
+    carry = carry,
+    stop_filter = "param.all_rings || map_has(owners, pid)",
+    draw = { kind = "slice", name = name, category = cat, duration = "latency", args = args },
+  }
+end
+syscall("io_uring_setup", { "entries" })
+syscall("io_uring_register", { "fd", "opcode", "nr_args" })
+syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" })
