@@ -4,63 +4,12 @@
 #include <map>
 #include <set>
 
-#include "runtime/fxt_reader.h"
-#include "tests/e2e/e2e_support.h"
-#include "tests/fxt_validator.h"
+#include "tests/e2e/uring_trace.h"
 
 namespace e2e {
 namespace {
 
 class E2eUring : public BpfTest {};
-
-struct Trace {
-  std::vector<mt::FxtRecord> records;
-  // Events named `name` (slices and instants).
-  std::vector<const mt::FxtRecord *> named(const std::string &name) const {
-    std::vector<const mt::FxtRecord *> out;
-    for (const auto &r : records)
-      if (r.type == 4 && r.name == name && r.event_type != 8 && r.event_type != 9 &&
-          r.event_type != 10)
-        out.push_back(&r);
-    return out;
-  }
-  size_t flow_points(int event_type) const {
-    return std::count_if(records.begin(), records.end(), [&](const mt::FxtRecord &r) {
-      return r.type == 4 && r.event_type == event_type;
-    });
-  }
-  std::set<std::string> thread_names() const {
-    std::set<std::string> names;
-    for (const auto &r : records)
-      if (r.type == 7 && r.object_type == 2)
-        names.insert(r.name);
-    return names;
-  }
-};
-
-uint64_t arg(const mt::FxtRecord &r, const std::string &name) {
-  for (const auto &a : r.args)
-    if (a.name == name)
-      return a.type == 1 || a.type == 3 ? static_cast<uint64_t>(a.i) : a.u;
-  ADD_FAILURE() << "no argument " << name << " on " << r.name;
-  return 0;
-}
-
-// Runs uring.lua on `command`, checks the trace is valid, returns it.
-Trace trace_of(const std::string &command, std::vector<std::string> extra = {}) {
-  TempDir dir;
-  std::string file = dir.file("uring.fxt");
-  std::vector<std::string> argv = {"-o", file, "-c", command, "uring"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  auto r = run(mt(argv), 60s);
-  EXPECT_EQ(r.exit_code, 0) << r;
-  EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
-  auto problems = mt::testing::perfetto_problems_in_file(file);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
-  Trace t;
-  t.records = mt::read_fxt(read_file(file));
-  return t;
-}
 
 TEST_F(E2eUring, EveryRequestOfAKnownMixIsOneWholeFlow) {
   // 40 NOPs (inline), 12 reads of a cached file (inline), 8 buffered writes
