@@ -26,13 +26,18 @@ struct GeneratedProgram {
   std::vector<GeneratedProbe> probes;  // index == probe id in records and loss counters
   std::string params_struct;           // "mt_params", "" without parameters
   std::string follow_program;          // program that follows forks of targets, "" if none
+  // Programs that report thread names as they change (exec, io-workers
+  // naming themselves) for a trace; their records carry probe id
+  // `probes.size()` and struct mt_thread_name.
+  std::vector<std::string> naming_programs;
 };
 
 struct GeneratorInput {
   const Declaration *decl = nullptr;
   const Resolution *resolution = nullptr;
-  const KernelBtf *btf = nullptr;          // null: struct pointers become void *
-  std::optional<TraceFormat> fork_format;  // sched:sched_process_fork, for -p/-c
+  const KernelBtf *btf = nullptr;            // null: struct pointers become void *
+  std::optional<TraceFormat> fork_format;    // sched:sched_process_fork, for -p/-c
+  std::optional<TraceFormat> rename_format;  // task:task_rename, to name drawn threads
 };
 
 GeneratedProgram generate_c(const GeneratorInput &input);

@@ -220,8 +220,11 @@ void BpfProgram::load(const LoadSettings &settings) {
 }
 
 void BpfProgram::attach(const LoadSettings &settings) {
+  std::vector<std::string> helpers = generated_.naming_programs;
   if (settings.filter_targets && !generated_.follow_program.empty())
-    if (auto *prog = bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str()))
+    helpers.push_back(generated_.follow_program);
+  for (const auto &name : helpers)
+    if (auto *prog = bpf_object__find_program_by_name(obj_, name.c_str()))
       if (auto *link = bpf_program__attach(prog))
         links_.push_back(link);
   for (const auto &p : generated_.probes) {

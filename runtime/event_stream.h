@@ -23,7 +23,8 @@ class EventStream {
 
   // Delivers what is ready, waiting up to timeout_ms; returns the count.
   int poll(int timeout_ms);
-  // Delivers everything still buffered.
+  // Delivers everything buffered in every ring, now: afterwards every
+  // record committed before the call has been delivered.
   int drain();
   // Records lost per probe since loading, summed over CPUs.
   std::vector<uint64_t> lost() const;

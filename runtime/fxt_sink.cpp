@@ -100,15 +100,35 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
   }
 }
 
-void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
-  if (named_processes_.insert(pid).second)
-    writer_->process(
-        pid, proc_comm("/proc/" + std::to_string(pid) + "/comm", "pid " + std::to_string(pid)));
-  if (named_threads_.insert(tid).second)
-    writer_->thread(
-        pid, tid,
+void FxtSink::learn_name(uint64_t pid, uint64_t tid) {
+  if (!names_.count(tid))
+    names_[tid] =
         proc_comm("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm",
-                  "tid " + std::to_string(tid)));
+                  "tid " + std::to_string(tid));
+}
+
+void FxtSink::thread_named(const void *data, size_t size) {
+  if (size < 28)
+    return;
+  auto *bytes = static_cast<const unsigned char *>(data);
+  uint64_t pid = load(bytes + 4, 4), tid = load(bytes + 8, 4);
+  const char *comm = reinterpret_cast<const char *>(bytes + 12);
+  names_[tid].assign(comm, strnlen(comm, 16));
+  if (drawn_names_.count(tid))
+    name_thread(pid, tid);  // renamed after it was drawn: Perfetto takes the last name
+}
+
+void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
+  if (named_processes_.insert(pid).second) {
+    learn_name(pid, pid);
+    writer_->process(pid, names_[pid]);
+  }
+  learn_name(pid, tid);
+  auto [drawn, fresh] = drawn_names_.try_emplace(tid, names_[tid]);
+  if (fresh || drawn->second != names_[tid]) {
+    drawn->second = names_[tid];
+    writer_->thread(pid, tid, drawn->second);
+  }
 }
 
 uint64_t FxtSink::track_thread(uint64_t pid, uint64_t key, const std::string &name) {
@@ -126,6 +146,25 @@ void FxtSink::record(uint32_t probe, const void *data, size_t size) {
   auto [ts_offset, task_offset] = header_[probe];
   if (task_offset + 8 > size)
     return;
+  // Names now, while the thread most likely still exists.
+  uint64_t task = load(bytes + task_offset, 8);
+  learn_name(task >> 32, task & 0xffffffff);
+  pending_.push_back(
+      {load(bytes + ts_offset, 8), probe, std::string(static_cast<const char *>(data), size)});
+}
+
+void FxtSink::release(uint64_t watermark) {
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Pending &a, const Pending &b) { return a.ts < b.ts; });
+  size_t n = 0;
+  for (; n < pending_.size() && pending_[n].ts < watermark; n++)
+    draw(pending_[n].probe, reinterpret_cast<const unsigned char *>(pending_[n].bytes.data()),
+         pending_[n].bytes.size());
+  pending_.erase(pending_.begin(), pending_.begin() + n);
+}
+
+void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
+  auto [ts_offset, task_offset] = header_[probe];
   uint64_t ts = load(bytes + ts_offset, 8);
   uint64_t task = load(bytes + task_offset, 8);
   uint64_t pid = task >> 32, tid = task & 0xffffffff;

@@ -31,7 +31,14 @@ class FxtSink {
   void plan(const Declaration &decl, const GeneratedProgram &generated,
             const std::vector<std::optional<RecordLayout>> &layouts);
   bool draws(uint32_t probe) const { return probe < plans_.size() && !plans_[probe].empty(); }
+  // Takes a record; it is drawn once release() passes its time, so that
+  // records from per-CPU buffers are drawn in time order.
   void record(uint32_t probe, const void *data, size_t size);
+  // Draws the records older than `watermark` (ns, the BPF clock), oldest
+  // first; every later record must be newer.
+  void release(uint64_t watermark);
+  // A struct mt_thread_name record: a thread's name, as it changed.
+  void thread_named(const void *data, size_t size);
   // Records lost so far, as a counter track of moontrace's own process.
   void lost(uint64_t ts, uint64_t total);
   void flush() { writer_->flush(); }
@@ -50,7 +57,9 @@ class FxtSink {
     DrawDecl::Flow flow_point;
   };
 
+  void draw(uint32_t probe, const unsigned char *bytes, size_t size);
   void name_thread(uint64_t pid, uint64_t tid);
+  void learn_name(uint64_t pid, uint64_t tid);
   void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
                   const std::string &category, uint64_t key);
   uint64_t track_thread(uint64_t pid, uint64_t key, const std::string &name);
@@ -60,8 +69,16 @@ class FxtSink {
   std::unique_ptr<FxtWriter> writer_;
   std::vector<std::vector<Plan>> plans_;               // by probe index
   std::vector<std::pair<uint32_t, uint32_t>> header_;  // offsets of __ts and __task, by probe
-  std::unordered_set<uint64_t> named_processes_, named_threads_, named_tracks_;
+  // Names known by tid, and the name each drawn thread was given.
+  std::unordered_map<uint64_t, std::string> names_, drawn_names_;
+  std::unordered_set<uint64_t> named_processes_, named_tracks_;
   std::vector<FxtArg> args_;  // reused per event
+  struct Pending {
+    uint64_t ts;
+    uint32_t probe;
+    std::string bytes;
+  };
+  std::vector<Pending> pending_;  // taken, not yet drawn
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
       return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);

@@ -235,6 +235,8 @@ int run(const Options &options) {
   input.btf = kernel.btf();
   if (filter)
     input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
+  if (!decl.trace_file.empty())
+    input.rename_format = kernel.tracepoint("task", "task_rename");
   GeneratedProgram generated = generate_c(input);
   if (options.emit_c) {
     std::fputs(generated.source.c_str(), stdout);
@@ -275,6 +277,10 @@ int run(const Options &options) {
         return;
       uint32_t id;
       std::memcpy(&id, data, 4);
+      if (id == generated.probes.size() && trace) {
+        trace->thread_named(data, size);
+        return;
+      }
       if (id >= generated.probes.size() || !layouts[id])
         return;
       state.events++;
@@ -300,8 +306,9 @@ int run(const Options &options) {
         state.handler_error = e;
       }
     };
+    size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
-                                           generated.probes.size(), 1u << 22, on_record);
+                                           slots, 1u << 22, on_record);
     if (options.pid)
       program->add_target(options.pid);
     if (child)
@@ -348,10 +355,11 @@ int run(const Options &options) {
     for (size_t i = 0; i < lost.size(); i++) {
       if (!lost[i])
         continue;
+      std::string name =
+          i < generated.probes.size() ? generated.probes[i].probe_name : "thread names";
       std::fprintf(stderr, "moontrace:   lost %llu from %s\n", (unsigned long long)lost[i],
-                   generated.probes[i].probe_name.c_str());
-      by_probe += (by_probe.empty() ? "" : ",") + json_string(generated.probes[i].probe_name) +
-                  ":" + std::to_string(lost[i]);
+                   name.c_str());
+      by_probe += (by_probe.empty() ? "" : ",") + json_string(name) + ":" + std::to_string(lost[i]);
     }
     if (output.json())
       output.write(
@@ -391,6 +399,12 @@ int run(const Options &options) {
       usleep(timeout * 1000);
     if (state.handler_error)
       throw *state.handler_error;
+    if (trace) {
+      // Per-CPU buffers deliver out of order: draw what is surely complete.
+      uint64_t watermark = monotonic_ns() - 1000000;
+      events->drain();
+      trace->release(watermark);
+    }
     mark_loss();
     now = Clock::now();
     for (auto &t : timers) {
@@ -410,6 +424,7 @@ int run(const Options &options) {
     events->drain();
   mark_loss();
   if (trace) {
+    trace->release(UINT64_MAX);
     trace->flush();
     std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB) to %s\n",
                  (unsigned long long)trace->events(), trace->bytes() / 1e6, trace->path().c_str());
