@@ -1,5 +1,6 @@
 #include "runtime/script_params.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -16,11 +17,23 @@ ScriptArgs::ScriptArgs(std::vector<std::string> args)
     }
 }
 
+// "--all-rings=x" -> "--all_rings=x": long options may spell a
+// parameter's underscores as dashes, as command lines usually do.
+static std::string underscored(const std::string &arg) {
+  if (arg.rfind("--", 0) != 0)
+    return arg;
+  std::string out = arg;
+  for (size_t i = 2; i < out.size() && out[i] != '='; i++)
+    if (out[i] == '-' && !(i == 4 && out.rfind("--no-", 0) == 0))
+      out[i] = '_';
+  return out;
+}
+
 std::string ScriptArgs::take_value(const Param &param) {
   std::string value = param.default_text;
   std::string long_name = "--" + param.name;
   for (size_t i = 0; i < args_.size(); i++) {
-    const std::string &a = args_[i];
+    const std::string a = underscored(args_[i]);
     bool is_short = !param.short_name.empty() && a == "-" + param.short_name;
     std::string given = a;
     bool short_attached = !param.short_name.empty() && param.type != ParamType::Bool &&
@@ -125,7 +138,9 @@ std::string params_help(const std::string &script, const std::vector<Param> &par
   for (const auto &p : params) {
     std::string flag = "  ";
     flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
-    flag += "--" + p.name;
+    std::string dashed = p.name;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    flag += "--" + dashed;
     if (p.type != ParamType::Bool)
       flag += std::string(" ") + param_type_name(p.type);
     if (flag.size() < 28)

@@ -32,6 +32,16 @@ TEST(ScriptParams, TakesValuesInEveryForm) {
   EXPECT_NO_THROW(args.check_all_used());
 }
 
+TEST(ScriptParams, LongOptionsMaySpellUnderscoresAsDashes) {
+  ScriptArgs args({"--all-rings", "--min-size=4", "--no-keep-going"});
+  EXPECT_EQ(args.take_value(param("all_rings", ParamType::Bool, "false")), "true");
+  EXPECT_EQ(args.take_value(param("min_size", ParamType::Int, "0")), "4");
+  EXPECT_EQ(args.take_value(param("keep_going", ParamType::Bool, "true")), "false");
+  args.check_all_used();
+  EXPECT_NE(params_help("s", {param("all_rings", ParamType::Bool, "false")}).find("--all-rings"),
+            std::string::npos);
+}
+
 TEST(ScriptParams, RejectsBadValuesNamingTheOption) {
   ScriptArgs args({"--min", "abc"});
   try {
