@@ -379,6 +379,19 @@ int run(const Options &options) {
       trace->lost(monotonic_ns(), lost_in_trace = total);
   };
 
+  // On a terminal, a line that tells how the trace is growing.
+  bool status_line = trace && isatty(STDERR_FILENO);
+  auto next_status = start + std::chrono::seconds(1);
+  uint64_t status_events = 0;
+  auto show_status = [&](Clock::time_point now) {
+    double elapsed = std::chrono::duration<double>(now - start).count();
+    uint64_t drawn = trace->events();
+    std::fprintf(stderr, "\rmoontrace: %.0f s, %llu events, %.0f/s, %llu lost, %.1f MB in %s\033[K",
+                 elapsed, (unsigned long long)drawn, double(drawn - status_events),
+                 (unsigned long long)lost_in_trace, trace->bytes() / 1e6, trace->path().c_str());
+    status_events = drawn;
+  };
+
   auto deadline = options.duration > 0
                       ? start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(options.duration))
@@ -407,6 +420,10 @@ int run(const Options &options) {
     }
     mark_loss();
     now = Clock::now();
+    if (status_line && now >= next_status) {
+      show_status(now);
+      next_status += std::chrono::seconds(1);
+    }
     for (auto &t : timers) {
       if (now < t.due)
         continue;
@@ -423,6 +440,8 @@ int run(const Options &options) {
   if (events)
     events->drain();
   mark_loss();
+  if (status_line)
+    std::fputs("\r\033[K", stderr);  // the summary lines replace it
   if (trace) {
     trace->release(UINT64_MAX);
     trace->flush();

@@ -54,5 +54,21 @@ TEST_F(E2eUring, SamplingKeepsAboutThatShareOfRequestsEachWhole) {
   EXPECT_EQ(t.named("complete").size(), begins);
 }
 
+TEST_F(E2eUring, StatusLineOnATerminalOnly) {
+  TempDir dir;
+  std::string trace = dir.file("t.fxt");
+  std::string traced = "sh -c '" + workload("nop_storm") + " 20000 8; sleep 1.3'";
+  // `script` gives moontrace a terminal; its output is the terminal's.
+  std::string command = moontrace() + " -o " + trace + " -c \"" + traced + "\" uring";
+  auto r = run({{"script", "-qfec", command, "/dev/null"}}, 30s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "\rmoontrace: 1 s, ")) << r;
+  EXPECT_TRUE(contains(r.out, " lost, ")) << r;
+  EXPECT_TRUE(contains(r.out, " MB in " + trace)) << r;
+  auto piped = run(mt({"-o", trace, "-c", traced, "uring"}), 30s);
+  ASSERT_EQ(piped.exit_code, 0) << piped;
+  EXPECT_FALSE(contains(piped.err, "\r")) << piped;
+}
+
 }  // namespace
 }  // namespace e2e
