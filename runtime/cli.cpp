@@ -41,6 +41,7 @@ Engine options (before SCRIPT):
 Environment:
   MOONTRACE_PATH        extra directories (':'-separated) for require
   MOONTRACE_CACHE       compiled-object cache (default ~/.cache/moontrace)
+  MOONTRACE_BUFFER_KB   size of each per-CPU event buffer (default 4096)
 
 Ctrl-C or SIGTERM stops tracing; output is flushed and lost events are
 reported on stderr.

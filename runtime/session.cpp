@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -113,6 +114,20 @@ struct RunState {
   uint64_t events = 0;
   std::optional<Error> handler_error;  // raised in a callback, rethrown after the poll
 };
+
+// Bytes of each per-CPU ring buffer: 4 MiB, or MOONTRACE_BUFFER_KB (a
+// power of two, at least one page).
+uint32_t ring_buffer_bytes() {
+  const char *kb = std::getenv("MOONTRACE_BUFFER_KB");
+  if (!kb || !*kb)
+    return 4u << 20;
+  char *end;
+  unsigned long n = std::strtoul(kb, &end, 10);
+  if (*end || n < 4 || n > (1u << 20) || (n & (n - 1)))
+    throw Error(std::string("MOONTRACE_BUFFER_KB=") + kb +
+                ": expected a power of two from 4 to 1048576");
+  return static_cast<uint32_t>(n << 10);
+}
 
 // The clock of bpf_ktime_get_ns(), for marks placed from user space.
 uint64_t monotonic_ns() {
@@ -308,7 +323,7 @@ int run(const Options &options) {
     };
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
-                                           slots, 1u << 22, on_record);
+                                           slots, ring_buffer_bytes(), on_record);
     if (options.pid)
       program->add_target(options.pid);
     if (child)

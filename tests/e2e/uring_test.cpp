@@ -54,6 +54,32 @@ TEST_F(E2eUring, SamplingKeepsAboutThatShareOfRequestsEachWhole) {
   EXPECT_EQ(t.named("complete").size(), begins);
 }
 
+TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
+  // An 8 KiB buffer per CPU cannot keep up with a NOP storm.
+  TempDir dir;
+  std::string file = dir.file("lost.fxt");
+  Command c = mt({"-o", file, "-c", workload("nop_storm") + " 100000 32", "uring"});
+  c.env.push_back({"MOONTRACE_BUFFER_KB", "8"});
+  auto r = run(c, 60s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  unsigned long long events = 0, lost = 0;
+  for (const auto &line : lines(r.err))
+    std::sscanf(line.c_str(), "moontrace: %llu events, %llu lost", &events, &lost);
+  ASSERT_GT(lost, 0u) << r;
+  auto problems = mt::testing::perfetto_problems_in_file(file);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  // The counter steps as records are lost and ends at the total.
+  uint64_t last = 0;
+  size_t steps = 0;
+  for (const auto &rec : mt::read_fxt(read_file(file)))
+    if (rec.type == 4 && rec.event_type == 1 && rec.name == "lost records") {
+      steps++;
+      last = arg(rec, "lost");
+    }
+  EXPECT_GT(steps, 0u);
+  EXPECT_EQ(last, lost) << r;
+}
+
 TEST_F(E2eUring, StatusLineOnATerminalOnly) {
   TempDir dir;
   std::string trace = dir.file("t.fxt");
