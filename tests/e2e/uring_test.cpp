@@ -1,5 +1,7 @@
 // scripts/uring.lua on real workloads: the trace it writes is valid for
 // Perfetto, and every request the workload made is one whole flow.
+#include <signal.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -78,6 +80,30 @@ TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
     }
   EXPECT_GT(steps, 0u);
   EXPECT_EQ(last, lost) << r;
+}
+
+TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
+  for (bool all : {false, true}) {
+    // The ring is set up at once, used 1.5 s later: after attaching.
+    Process storm({{workload("nop_storm"), "500", "8", "0", "1500"}});
+    TempDir dir;
+    std::string file = dir.file("t.fxt");
+    std::vector<std::string> argv = {"-o", file, "-p", std::to_string(storm.pid()), "uring"};
+    if (all)
+      argv.push_back("--all-rings");
+    Process tracer(mt(argv));
+    ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
+    auto done = storm.wait(10s);
+    ASSERT_EQ(done.exit_code, 0) << done;
+    tracer.signal(SIGINT);
+    auto r = tracer.wait();
+    ASSERT_EQ(r.exit_code, 0) << r;
+    EXPECT_TRUE(mt::testing::perfetto_problems_in_file(file).empty());
+    Trace t;
+    t.records = mt::read_fxt(read_file(file));
+    EXPECT_EQ(t.flow_points(8), all ? 500u : 0u) << "--all-rings " << all;
+    EXPECT_EQ(t.named("io_uring_enter").size(), all ? 500u / 8 + 1 : 0u) << "--all-rings " << all;
+  }
 }
 
 TEST_F(E2eUring, StatusLineOnATerminalOnly) {

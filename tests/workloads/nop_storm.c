@@ -1,5 +1,6 @@
 /* Submits N io_uring NOPs with user_data 1..N in batches, then exits.
- * usage: nop_storm N [BATCH] [DELAY_MS_BEFORE_START] */
+ * usage: nop_storm N [BATCH] [DELAY_MS_BEFORE_START] [DELAY_MS_AFTER_SETUP]
+ * The second delay leaves a ring that exists before a tracer starts. */
 #include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nop_storm N [BATCH] [DELAY_MS]\n");
+    fprintf(stderr, "usage: nop_storm N [BATCH] [DELAY_MS] [DELAY_MS_AFTER_SETUP]\n");
     return 2;
   }
   unsigned long n = strtoul(argv[1], NULL, 0);
@@ -22,6 +23,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "io_uring_queue_init: %d\n", err);
     return 1;
   }
+  if (argc > 4)
+    usleep((useconds_t)strtoul(argv[4], NULL, 0) * 1000);
   unsigned long next = 1, done = 0;
   while (done < n) {
     unsigned queued = 0;
