@@ -183,7 +183,7 @@ static __always_inline void mt_latency_start(void *map, const void *key, void *s
 
 /* Copies the matching start out and removes it; false if there is none. */
 static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id, void *start,
-                                            __u32 size, __u64 *latency) {
+                                            __u32 size, __u64 now, __u64 *latency) {
   struct mt_latency_counts *c = mt_latency_counts_of(id);
   void *found = bpf_map_lookup_elem(map, key);
   if (!found) {
@@ -192,7 +192,7 @@ static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id
     return false;
   }
   bpf_probe_read_kernel(start, size, found);
-  *latency = bpf_ktime_get_ns() - *(__u64 *)start;
+  *latency = now - *(__u64 *)start;
   bpf_map_delete_elem(map, key);
   if (c)
     c->matched += 1;

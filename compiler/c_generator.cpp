@@ -304,6 +304,11 @@ class ProbeWriter {
       if (used.count(b.name))
         out_ << "  " + std::string(b.local) + "\n";
 
+    // One clock read for the latency and the drawn time, so that a slice
+    // drawn from them starts exactly at its start probe.
+    bool timed = decl.latency_stop >= 0 || !decl.draws.empty();
+    if (timed)
+      out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
     // A stop matches and removes its start before any filter: the request
     // is over whether or not it is counted.
     if (decl.latency_stop >= 0) {
@@ -312,7 +317,7 @@ class ProbeWriter {
       write_key("__lk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
       out_ << "  struct mt_lat_" + id + "_val start;\n  __u64 latency;\n";
       out_ << "  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
-                  ", &start, sizeof(start), &latency))\n    return 0;\n  (void)start;\n";
+                  ", &start, sizeof(start), __now, &latency))\n    return 0;\n  (void)start;\n";
     }
     if (!decl.predicate.text.empty()) {
       out_ << "  if (!(";
@@ -339,7 +344,7 @@ class ProbeWriter {
       out_ << "  struct " + gp.record + " *__r = mt_reserve(" + n + ", sizeof(*__r));\n";
       out_ << "  if (!__r)\n    return 0;\n  __r->__probe = " + n + ";\n";
       if (!decl.draws.empty())
-        out_ << "  __r->__ts = bpf_ktime_get_ns();\n  __r->__task = bpf_get_current_pid_tgid();\n";
+        out_ << "  __r->__ts = __now;\n  __r->__task = bpf_get_current_pid_tgid();\n";
       for (const auto &c : decl.captures)
         write_capture(rp, c, reads_user, "__r->");
       out_ << "  bpf_ringbuf_submit(__r, 0);\n";
@@ -367,6 +372,10 @@ class ProbeWriter {
       const TraceField *field = trace_field(rp, c);
       if (c.is_string || (field && field->data_loc)) {
         out_ << "  char " + c.name + "[" + std::to_string(c.string_size) + "];\n";
+      } else if (c.name.rfind("__", 0) == 0) {
+        // Drawing's own values (flow ids, track keys, durations) are
+        // numbers; typeof() at file scope would refuse map_get() in them.
+        out_ << "  __u64 " + c.name + ";\n";
       } else {
         out_ << "  __typeof__(";
         out_.expression(c.expr);

@@ -28,10 +28,15 @@ local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
 -- request is drawn, and none of a dropped one.
 local kept = map{ name = "kept", type = "lru_hash", key = { ring = "u64", req = "u64" },
                   value = "u8", size = 65536 }
+-- Kept requests by (ring, user_data): multishot completions after the
+-- first come without a request pointer (req is 0), only their user_data.
+local by_user_data = map{ name = "by_user_data", type = "lru_hash",
+                          key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
 local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
 local request = "map_key(kept, (__u64)args.ctx, (__u64)args.req)"
 local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
+local by_user_data_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
 
 probe("tracepoint:io_uring:io_uring_create", {
   action = "map_set(rings, (__u64)args.ctx, 1); map_set(owners, pid, 1);",
@@ -42,7 +47,8 @@ probe("tracepoint:io_uring:io_uring_create", {
 -- Submission decides whether the request is kept; the flow begins here.
 probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
   filter = ring_traced .. " && (param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample)",
-  action = "map_set(kept, " .. request .. ", 1);",
+  action = "map_set(kept, " .. request .. ", 1); map_set(by_user_data, " .. by_user_data_key ..
+           ", (__u64)args.req);",
   draw = { kind = "slice", name = "submit", category = cat,
            args = { "args.user_data", "args.opcode", op = "args.op_str", "args.flags", "args.sq_thread",
                     ring = "args.ctx", req = "args.req" },
@@ -69,23 +75,28 @@ hop("req_failed", { "args.user_data", "args.opcode", "args.flags", "args.off", "
                     op = "args.op_str" })
 
 -- Completion ends the flow, unless more completions follow (multishot:
--- IORING_CQE_F_MORE), which are steps.
-local function complete(more)
-  probe("tracepoint:io_uring:io_uring_complete", {
-    filter = "map_has(kept, " .. request .. ") && " .. (more and "" or "!") .. "(args.cflags & 2)",
-    action = more and nil or "map_del(kept, " .. request .. ");",
-    draw = { kind = "slice", name = "complete", category = cat,
-             args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
-             flow = { id = flow_id, point = more and "step" or "end" } },
-  })
-end
-complete(false)
-complete(true)
+-- IORING_CQE_F_MORE), which are steps, found by user_data when the kernel
+-- gives no request pointer.
+probe("tracepoint:io_uring:io_uring_complete", {
+  filter = "map_has(kept, " .. request .. ") && !(args.cflags & 2)",
+  action = "map_del(kept, " .. request .. "); map_del(by_user_data, " .. by_user_data_key .. ");",
+  draw = { kind = "slice", name = "complete", category = cat,
+           args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
+           flow = { id = flow_id, point = "end" } },
+})
+local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key .. "))"
+probe("tracepoint:io_uring:io_uring_complete", {
+  filter = "(args.cflags & 2) && map_has(by_user_data, " .. by_user_data_key .. ")",
+  draw = { kind = "slice", name = "complete", category = cat,
+           args = { "args.user_data", "args.res", "args.cflags" },
+           flow = { id = "(" .. more_req .. " ^ ((__u64)args.ctx << 16))", point = "step" } },
+})
 
 -- Ring events without a request.
 local function instant(event, fields)
   probe("tracepoint:io_uring:io_uring_" .. event, {
-    filter = event == "task_work_run" and "true" or ring_traced,
+    -- task_work_run has no ring; SQ poll threads run it empty on every loop.
+    filter = event == "task_work_run" and "args.count > 0" or ring_traced,
     draw = { kind = "instant", name = event, category = cat, args = fields },
   })
 end

@@ -1,0 +1,439 @@
+// scripts/uring.lua on the bundled demo, tests/workloads/uring_demo.c (the
+// README's first trace): two rings, the inline, poll and io-worker paths,
+// linked chains and a multishot poll, with the counts documented at the top
+// of uring_demo.c. Every request must be one whole flow, drawn on the
+// workload's own threads and on the ring it was submitted to.
+#include <signal.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "tests/e2e/uring_trace.h"
+
+namespace e2e {
+namespace {
+
+class E2eUringDemo : public BpfTest {};
+
+// uring_demo's counts (see the comment at the top of uring_demo.c).
+constexpr size_t kRequests = 35, kRingARequests = 21, kRingBRequests = 14;
+constexpr size_t kLinks = 9, kMoreCompletions = 4;
+constexpr uint64_t kEntriesA = 32, kEntriesB = 16;
+constexpr uint64_t kPipeRead = 301, kMultishotPoll = 2001, kPollRemove = 3001;
+constexpr uint64_t kCqeFMore = 2;  // IORING_CQE_F_MORE
+
+bool on_ring_a(uint64_t user_data) {
+  return user_data < 1000;
+}
+std::vector<uint64_t> nops_of_ring_a() {
+  return sequence(101, 108);
+}
+std::vector<uint64_t> file_reads() {
+  return sequence(201, 208);
+}
+std::vector<uint64_t> writes() {
+  return sequence(401, 404);
+}
+std::vector<uint64_t> linked_nops() {
+  return sequence(1001, 1012);
+}
+// Every request's user_data, sorted.
+std::vector<uint64_t> all_requests() {
+  std::vector<uint64_t> all;
+  for (const auto &part :
+       {nops_of_ring_a(), file_reads(), std::vector<uint64_t>{kPipeRead}, writes(), linked_nops(),
+        std::vector<uint64_t>{kMultishotPoll, kPollRemove}})
+    all.insert(all.end(), part.begin(), part.end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+// The slices uring.lua draws for a request's hops, each holding one flow
+// point.
+const std::set<std::string> kHopNames = {
+    "submit", "file_get", "queue_async_work", "poll_arm",   "task_add",
+    "defer",  "link",     "fail_link",        "req_failed", "complete"};
+
+bool is_flow(const mt::FxtRecord &r) {
+  return r.type == 4 && r.event_type >= 8 && r.event_type <= 10;
+}
+
+// The slice Perfetto binds a flow point to: the topmost slice open on the
+// point's thread at its time (the latest begun, then the shortest).
+const mt::FxtRecord *bound_slice(const Trace &t, const mt::FxtRecord &point) {
+  const mt::FxtRecord *best = nullptr;
+  for (const auto &r : t.records) {
+    if (r.type != 4 || r.event_type != 4 || r.pid != point.pid || r.tid != point.tid ||
+        r.ts > point.ts || r.extra <= point.ts)
+      continue;
+    if (!best || r.ts > best->ts || (r.ts == best->ts && r.extra < best->extra))
+      best = &r;
+  }
+  return best;
+}
+
+// One request as drawn: the hop slices its flow points are bound to, in
+// time order, and the kind of each point (8 begin, 9 step, 10 end).
+struct Request {
+  uint64_t user_data = 0;
+  std::vector<const mt::FxtRecord *> hops;
+  std::vector<int> points;
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto *h : hops)
+      out.push_back(h->name);
+    return out;
+  }
+  // The last hop, the final completion; a blank record (and a failure)
+  // when the request has no flow.
+  const mt::FxtRecord &last() const {
+    static const mt::FxtRecord none;
+    if (hops.empty()) {
+      ADD_FAILURE() << "no flow for a request";
+      return none;
+    }
+    return *hops.back();
+  }
+  size_t count(const std::string &name) const {
+    auto n = names();
+    return std::count(n.begin(), n.end(), name);
+  }
+};
+
+// Requests by user_data, read through the flows: a flow's begin is bound to
+// its submit slice, which names the user_data. Fails the test when a flow
+// point is bound to no hop slice or a flow does not begin exactly once.
+std::map<uint64_t, Request> requests_of(const Trace &t) {
+  struct Flow {
+    std::vector<std::pair<const mt::FxtRecord *, int>> points;
+    int begins = 0;
+  };
+  std::map<uint64_t, Flow> flows;
+  for (const auto &r : t.records) {
+    if (!is_flow(r))
+      continue;
+    const mt::FxtRecord *slice = bound_slice(t, r);
+    if (!slice || !kHopNames.count(slice->name)) {
+      ADD_FAILURE() << "flow point at " << r.ts << " on tid " << r.tid << " is bound to "
+                    << (slice ? slice->name : "no slice");
+      continue;
+    }
+    flows[r.extra].points.push_back({slice, r.event_type});
+    flows[r.extra].begins += r.event_type == 8;
+  }
+  std::map<uint64_t, Request> requests;
+  for (auto &[id, flow] : flows) {
+    std::stable_sort(flow.points.begin(), flow.points.end(),
+                     [](const auto &a, const auto &b) { return a.first->ts < b.first->ts; });
+    if (flow.begins != 1 || flow.points[0].second != 8 || flow.points[0].first->name != "submit") {
+      ADD_FAILURE() << "flow " << id << " does not begin once, at a submit";
+      continue;
+    }
+    Request req;
+    req.user_data = arg(*flow.points[0].first, "user_data");
+    for (const auto &[slice, point] : flow.points) {
+      req.hops.push_back(slice);
+      req.points.push_back(point);
+    }
+    if (requests.count(req.user_data))
+      ADD_FAILURE() << "user_data " << req.user_data << " begins two flows";
+    requests[req.user_data] = req;
+  }
+  return requests;
+}
+
+// Thread koid -> (name, process koid), from the thread kernel objects.
+std::map<uint64_t, std::pair<std::string, uint64_t>> threads_of(const Trace &t) {
+  std::map<uint64_t, std::pair<std::string, uint64_t>> threads;
+  for (const auto &r : t.records)
+    if (r.type == 7 && r.object_type == 2)
+      threads[r.koid] = {r.name, arg(r, "process")};
+  return threads;
+}
+
+// The pid of the process that set up the rings.
+uint64_t workload_pid(const Trace &t) {
+  auto setup = t.named("io_uring_setup");
+  if (setup.empty()) {
+    ADD_FAILURE() << "no io_uring_setup slice";
+    return 0;
+  }
+  return setup[0]->pid;
+}
+
+// Ring pointer -> sq_entries, and ring fd -> ring pointer, from the create
+// slices.
+std::map<uint64_t, uint64_t> entries_by_ring(const Trace &t) {
+  std::map<uint64_t, uint64_t> out;
+  for (const auto *r : t.named("create"))
+    out[arg(*r, "ring")] = arg(*r, "sq_entries");
+  return out;
+}
+
+TEST_F(E2eUringDemo, EveryRequestIsOneWholeFlow) {
+  Trace t = trace_of(workload("uring_demo"));
+  // Every submission begins a flow, every final completion ends one.
+  EXPECT_EQ(t.flow_points(8), kRequests);
+  EXPECT_EQ(t.flow_points(10), kRequests);
+  std::vector<uint64_t> submitted, completed;
+  for (const auto *r : t.named("submit"))
+    submitted.push_back(arg(*r, "user_data"));
+  for (const auto *r : t.named("complete"))
+    if (!(arg(*r, "cflags") & kCqeFMore))
+      completed.push_back(arg(*r, "user_data"));
+  std::sort(submitted.begin(), submitted.end());
+  std::sort(completed.begin(), completed.end());
+  EXPECT_EQ(submitted, all_requests());
+  EXPECT_EQ(completed, all_requests());
+  // Every hop slice holds exactly one flow point: as many steps as hops
+  // between the submit and the final completion.
+  size_t hops = 0;
+  for (const auto &name : kHopNames)
+    if (name != "submit" && name != "complete")
+      hops += t.named(name).size();
+  for (const auto *r : t.named("complete"))
+    hops += (arg(*r, "cflags") & kCqeFMore) != 0;
+  EXPECT_EQ(t.flow_points(9), hops);
+  // Read through the flows: each request's begins at its submit, ends at
+  // its completion (last), and steps in between.
+  auto requests = requests_of(t);
+  std::vector<uint64_t> flowed;
+  for (const auto &[user_data, req] : requests) {
+    flowed.push_back(user_data);
+    SCOPED_TRACE("user_data " + std::to_string(user_data));
+    ASSERT_GE(req.hops.size(), 2u);
+    EXPECT_EQ(req.points.back(), 10);
+    EXPECT_EQ(req.hops.back()->name, "complete");
+    EXPECT_EQ(arg(*req.hops.back(), "user_data"), user_data);
+    for (size_t i = 1; i + 1 < req.points.size(); i++)
+      EXPECT_EQ(req.points[i], 9) << req.hops[i]->name;
+  }
+  EXPECT_EQ(flowed, all_requests());
+  EXPECT_EQ(static_cast<int64_t>(arg(requests[kMultishotPoll].last(), "res")), -125);  // -ECANCELED
+}
+
+TEST_F(E2eUringDemo, TwoRingsAreToldApartWithTheirSyscalls) {
+  Trace t = trace_of(workload("uring_demo"));
+  // Two rings made, ring A (32 entries) first, each in its own setup call.
+  auto setup = t.named("io_uring_setup");
+  ASSERT_EQ(setup.size(), 2u);
+  EXPECT_EQ(arg(*setup[0], "entries"), kEntriesA);
+  EXPECT_EQ(arg(*setup[1], "entries"), kEntriesB);
+  auto creates = t.named("create");
+  ASSERT_EQ(creates.size(), 2u);
+  std::map<uint64_t, uint64_t> ring_of_fd;
+  for (size_t i = 0; i < 2; i++) {
+    EXPECT_EQ(arg(*creates[i], "sq_entries"), i == 0 ? kEntriesA : kEntriesB);
+    EXPECT_EQ(arg(*creates[i], "cq_entries"), 2 * (i == 0 ? kEntriesA : kEntriesB));
+    // The create lies inside its setup call, whose result is the ring's fd.
+    EXPECT_EQ(creates[i]->tid, setup[i]->tid);
+    EXPECT_GE(creates[i]->ts, setup[i]->ts);
+    EXPECT_LE(creates[i]->extra, setup[i]->extra);
+    EXPECT_EQ(arg(*creates[i], "fd"), arg(*setup[i], "ret"));
+    ring_of_fd[arg(*creates[i], "fd")] = arg(*creates[i], "ring");
+  }
+  ASSERT_EQ(ring_of_fd.size(), 2u) << "both rings live at once, on distinct fds";
+  auto entries = entries_by_ring(t);
+  ASSERT_EQ(entries.size(), 2u);
+  // The submit slices' ring takes exactly the two values, and each request
+  // is on the ring the workload used: user_data below 1000 on ring A.
+  std::set<uint64_t> rings;
+  std::map<uint64_t, size_t> per_ring;
+  for (const auto *r : t.named("submit")) {
+    uint64_t ring = arg(*r, "ring"), user_data = arg(*r, "user_data");
+    rings.insert(ring);
+    per_ring[ring]++;
+    EXPECT_EQ(entries[ring], on_ring_a(user_data) ? kEntriesA : kEntriesB)
+        << "user_data " << user_data;
+  }
+  EXPECT_EQ(rings.size(), 2u);
+  for (const auto &[ring, n] : per_ring)
+    EXPECT_EQ(n, entries[ring] == kEntriesA ? kRingARequests : kRingBRequests);
+  // io_uring_enter calls submit every request: 21 on ring A's fd, 14 on
+  // ring B's; and every submit slice lies inside an enter on its thread.
+  auto enters = t.named("io_uring_enter");
+  std::map<uint64_t, uint64_t> to_submit;
+  uint64_t total = 0;
+  for (const auto *r : enters) {
+    uint64_t fd = arg(*r, "fd");
+    ASSERT_TRUE(ring_of_fd.count(fd)) << "enter on fd " << fd;
+    to_submit[entries[ring_of_fd[fd]]] += arg(*r, "to_submit");
+    total += arg(*r, "to_submit");
+  }
+  EXPECT_EQ(total, kRequests);
+  EXPECT_EQ(to_submit[kEntriesA], kRingARequests);
+  EXPECT_EQ(to_submit[kEntriesB], kRingBRequests);
+  for (const auto *s : t.named("submit")) {
+    bool inside = std::any_of(enters.begin(), enters.end(), [&](const mt::FxtRecord *e) {
+      return e->tid == s->tid && e->ts <= s->ts && s->extra <= e->extra;
+    });
+    EXPECT_TRUE(inside) << "submit of user_data " << arg(*s, "user_data");
+  }
+}
+
+TEST_F(E2eUringDemo, EachPathHasItsHops) {
+  Trace t = trace_of(workload("uring_demo"));
+  auto requests = requests_of(t);
+  uint64_t pid = workload_pid(t);
+  auto threads = threads_of(t);
+  using Names = std::vector<std::string>;
+  // Inline: ring A's NOPs are submitted and completed, nothing between, on
+  // the workload's thread.
+  for (uint64_t ud : nops_of_ring_a()) {
+    EXPECT_EQ(requests[ud].names(), (Names{"submit", "complete"})) << "user_data " << ud;
+    EXPECT_EQ(requests[ud].last().tid, pid) << "user_data " << ud;
+  }
+  // Poll: the pipe read is armed, woken by the write and completed.
+  EXPECT_EQ(requests[kPipeRead].names(),
+            (Names{"submit", "file_get", "poll_arm", "task_add", "complete"}));
+  auto arms = t.named("poll_arm");
+  ASSERT_EQ(arms.size(), 1u);
+  EXPECT_EQ(arg(*arms[0], "user_data"), kPipeRead);
+  EXPECT_EQ(static_cast<int64_t>(arg(requests[kPipeRead].last(), "res")), 4096);
+  // io-worker: the buffered writes (and only file I/O) are queued to a
+  // worker and completed on an iou-wrk-PID thread of the workload. On this
+  // kernel every buffered write is punted; a write done inline would still
+  // be a whole flow, so only one punted write is required.
+  size_t punted = 0;
+  for (const auto *r : t.named("queue_async_work")) {
+    uint64_t ud = arg(*r, "user_data");
+    bool file_io = (ud >= 201 && ud <= 208) || (ud >= 401 && ud <= 404);
+    EXPECT_TRUE(file_io) << "user_data " << ud;
+    punted += ud >= 401 && ud <= 404;
+    uint64_t tid = requests[ud].last().tid;
+    ASSERT_TRUE(threads.count(tid)) << "user_data " << ud;
+    EXPECT_EQ(threads[tid].first, "iou-wrk-" + std::to_string(pid)) << "user_data " << ud;
+    EXPECT_EQ(threads[tid].second, pid);
+    auto names = requests[ud].names();
+    EXPECT_EQ(std::count(names.begin(), names.end(), "queue_async_work"), 1);
+  }
+  EXPECT_GE(punted, 1u);
+  bool worker = false;
+  for (const auto &name : t.thread_names())
+    worker |= name.rfind("iou-wrk-", 0) == 0;
+  EXPECT_TRUE(worker);
+  // Links: 9 link hops, each joining a chained NOP to the one before it;
+  // the heads (1001, 1005, 1009) have none.
+  EXPECT_EQ(t.named("link").size(), kLinks);
+  for (uint64_t ud : linked_nops()) {
+    bool head = (ud - 1001) % 4 == 0;
+    const Request &req = requests[ud];
+    EXPECT_EQ(req.names(),
+              head ? (Names{"submit", "complete"}) : (Names{"submit", "link", "complete"}))
+        << "user_data " << ud;
+    if (head || req.hops.size() != 3)
+      continue;
+    const Request &before = requests[ud - 1];
+    EXPECT_EQ(arg(*req.hops[1], "req"), arg(*req.hops[0], "req"));
+    EXPECT_EQ(arg(*req.hops[1], "target"), arg(*before.hops[0], "req")) << "user_data " << ud;
+  }
+  // Multishot poll: each of the 4 eventfd writes wakes it (task_add), then
+  // POLL_REMOVE ends it with -ECANCELED.
+  EXPECT_EQ(requests[kMultishotPoll].count("task_add"), kMoreCompletions);
+  EXPECT_EQ(requests[kPollRemove].names(), (Names{"submit", "complete"}));
+  // Nothing failed.
+  EXPECT_TRUE(t.named("fail_link").empty());
+  EXPECT_TRUE(t.named("req_failed").empty());
+}
+
+// The 4 completions of the multishot poll that carry IORING_CQE_F_MORE are
+// steps of its flow. The kernel posts them with no request pointer (req 0
+// in io_uring_complete): uring.lua finds the request by (ring, user_data).
+TEST_F(E2eUringDemo, MultishotCompletionsWithMoreAreFlowSteps) {
+  Trace t = trace_of(workload("uring_demo"));
+  size_t more = 0;
+  for (const auto *r : t.named("complete"))
+    if (arg(*r, "cflags") & kCqeFMore) {
+      more++;
+      EXPECT_EQ(arg(*r, "user_data"), kMultishotPoll);
+      EXPECT_EQ(static_cast<int64_t>(arg(*r, "res")), 1);  // POLLIN
+    }
+  EXPECT_EQ(more, kMoreCompletions);
+  // On the poll's own flow, as steps, each after the wakeup that caused it.
+  auto requests = requests_of(t);
+  EXPECT_EQ(requests[kMultishotPoll].names(),
+            (std::vector<std::string>{"submit", "file_get", "task_add", "complete", "task_add",
+                                      "complete", "task_add", "complete", "task_add", "complete",
+                                      "complete"}));
+}
+
+TEST_F(E2eUringDemo, EveryHopIsOnAThreadOfTheWorkload) {
+  Trace t = trace_of(workload("uring_demo"));
+  uint64_t pid = workload_pid(t);
+  auto threads = threads_of(t);
+  // One process, named after the workload; its threads are its own.
+  std::vector<std::string> processes;
+  for (const auto &r : t.records)
+    if (r.type == 7 && r.object_type == 1) {
+      processes.push_back(r.name);
+      EXPECT_EQ(r.koid, pid);
+    }
+  EXPECT_EQ(processes, std::vector<std::string>{"uring_demo"});
+  for (const auto &[tid, thread] : threads) {
+    EXPECT_EQ(thread.second, pid) << thread.first;
+    EXPECT_TRUE(tid == pid || thread.first == "iou-wrk-" + std::to_string(pid)) << thread.first;
+  }
+  // Every event, hops first of all, is on a named thread of that pid.
+  size_t hops = 0;
+  for (const auto &r : t.records) {
+    if (r.type != 4)
+      continue;
+    hops += kHopNames.count(r.name);
+    EXPECT_EQ(r.pid, pid) << r.name << " at " << r.ts;
+    EXPECT_TRUE(threads.count(r.tid)) << r.name << " at " << r.ts << " on tid " << r.tid;
+  }
+  EXPECT_GE(hops, 2 * kRequests);
+}
+
+// -p on one of two instances: the other, running at the same time with the
+// same rings and requests, is not in the trace.
+TEST_F(E2eUringDemo, PidTracesOnlyThatInstance) {
+  TempDir dir;
+  std::string file = dir.file("uring.fxt");
+  Command demo{{workload("uring_demo")}, {}, true};
+  Process other(demo);
+  Process traced(demo);
+  Process tracer(mt({"-o", file, "-p", std::to_string(traced.pid()), "uring"}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  other.resume();
+  traced.resume();
+  auto done = traced.wait(10s);
+  ASSERT_EQ(done.exit_code, 0) << done;
+  done = other.wait(10s);
+  ASSERT_EQ(done.exit_code, 0) << done;
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(10s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
+  auto problems = mt::testing::perfetto_problems_in_file(file);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  Trace t;
+  t.records = mt::read_fxt(read_file(file));
+
+  uint64_t pid = static_cast<uint64_t>(traced.pid());
+  std::set<uint64_t> pids;
+  for (const auto &r : t.records) {
+    if (r.type == 4)
+      pids.insert(r.pid);
+    if (r.type == 7)
+      pids.insert(r.object_type == 1 ? r.koid : arg(r, "process"));
+    if (r.type == 7 && r.object_type == 1) {
+      EXPECT_EQ(r.name, "uring_demo");
+    }
+  }
+  EXPECT_EQ(pids, std::set<uint64_t>{pid});
+  // All of the traced instance, once.
+  EXPECT_EQ(t.named("io_uring_setup").size(), 2u);
+  EXPECT_EQ(t.named("create").size(), 2u);
+  EXPECT_EQ(t.flow_points(8), kRequests);
+  EXPECT_EQ(t.flow_points(10), kRequests);
+  std::vector<uint64_t> submitted;
+  for (const auto *s : t.named("submit"))
+    submitted.push_back(arg(*s, "user_data"));
+  std::sort(submitted.begin(), submitted.end());
+  EXPECT_EQ(submitted, all_requests());
+}
+
+}  // namespace
+}  // namespace e2e

@@ -1,0 +1,336 @@
+/* The bundled demo for scripts/uring.lua: two io_uring rings in one
+ * single-threaded process, taking every path a request can take through
+ * the kernel, with counts the tests assert exactly.
+ *
+ * usage: uring_demo        (no arguments; prints nothing on success)
+ *
+ * Both rings are made first, ring A then ring B, with no flags (no SQPOLL,
+ * no IOPOLL, no DEFER_TASKRUN), and exist until the end, so they have
+ * distinct fds: 2 io_uring_setup calls, entries 32 (ring A: sq_entries 32,
+ * cq_entries 64) then entries 16 (ring B: sq_entries 16, cq_entries 32).
+ * Then steps A1 A2 A3 B1 B2 B3 run in this order:
+ *
+ * Ring A, user_data below 1000:
+ *   A1, one io_uring_submit_and_wait(16), interleaved NOP, READ, NOP, ...:
+ *     8 IORING_OP_NOP               user_data 101..108   res 0     inline
+ *     8 IORING_OP_READ of 4 KiB     user_data 201..208   res 4096  inline
+ *       (4 KiB-aligned offsets of a 64 KiB temp file in $TMPDIR or /tmp,
+ *       prefilled with pwrite, so every page is cached; inline on ext4,
+ *       but on tmpfs, which has no nowait buffered reads on 6.18, they
+ *       too go through io-wq)
+ *   A2, one io_uring_submit (1); the ring is seen to hold no completion;
+ *   then write(2) of 4096 bytes to the pipe, and the completion is reaped:
+ *     1 IORING_OP_READ of 4 KiB     user_data 301        res 4096  poll
+ *       (of an empty pipe, written only after the submit returned: the
+ *       read gets -EAGAIN and io_uring_poll_arm; the write's wakeup gives
+ *       io_uring_task_add, then the completion)
+ *   A3, one io_uring_submit_and_wait(4):
+ *     4 IORING_OP_WRITE of 4 KiB    user_data 401..404   res 4096  io-wq
+ *       (buffered writes to the temp file; on 6.18 with ext4 or tmpfs they
+ *       are punted with io_uring_queue_async_work and completed on an
+ *       iou-wrk-PID thread; were one to complete inline, that is fine)
+ *   Ring A: 21 submissions (NOP 8, READ 9, WRITE 4), 21 completions.
+ *
+ * Ring B, user_data 1000 and above:
+ *   B1, one io_uring_submit_and_wait(12):
+ *     12 IORING_OP_NOP in 3 chains of 4 linked requests
+ *                                   user_data 1001..1012 res 0
+ *       (chain c, 0..2, is user_data 1001+4c..1004+4c; all but the last
+ *       of a chain carry IOSQE_IO_LINK: 9 io_uring_link events, each
+ *       linking a request to the one before it; each chain completes in
+ *       order)
+ *   B2, one io_uring_submit (1); then 4 times: write(2) of 1 to the
+ *   eventfd, reap exactly one completion, see no other:
+ *     1 IORING_OP_POLL_ADD, IORING_POLL_ADD_MULTI, POLLIN on an eventfd
+ *                                   user_data 2001
+ *       4 completions with IORING_CQE_F_MORE, res = POLLIN, one per write
+ *       (each write wakes the poll: io_uring_task_add, then the CQE)
+ *   B3, one io_uring_submit_and_wait(2):
+ *     1 IORING_OP_POLL_REMOVE of user_data 2001
+ *                                   user_data 3001       res 0
+ *       and the poll's final completion: user_data 2001, res -ECANCELED,
+ *       without IORING_CQE_F_MORE
+ *   Ring B: 14 submissions (NOP 12, POLL_ADD 1, POLL_REMOVE 1), 18
+ *   completions: 4 with IORING_CQE_F_MORE (all user_data 2001), 14 final.
+ *
+ * In all: 35 requests, each submitted once and completed finally once; 39
+ * completions, 4 of them with IORING_CQE_F_MORE. The io_uring_enter calls'
+ * to_submit sum to 35: 21 on ring A's fd (16, 1, 4), 14 on ring B's (12,
+ * 1, 1); any other enter (a wait) submits 0. No registered files or
+ * buffers, no threads of our own: the only other threads are the kernel's
+ * iou-wrk workers, and every wakeup comes from this process's own write(2)
+ * calls, so every event of a request happens in this process.
+ *
+ * Every completion is checked (expected user_data, seen once, res, flags,
+ * link order, data read); on any failure it prints why on stderr and exits
+ * 1 at once. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+enum { kBlock = 4096, kFileSize = 64 * 1024 };
+enum { kEntriesA = 32, kEntriesB = 16 };
+enum { kNops = 8, kReads = 8, kWrites = 4, kChains = 3, kChainLength = 4, kPollShots = 4 };
+enum {
+  kNopData = 101,
+  kReadData = 201,
+  kPipeData = 301,
+  kWriteData = 401,
+  kLinkData = 1001,
+  kPollData = 2001,
+  kRemoveData = 3001,
+};
+
+static void fail(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  fputs("uring_demo: ", stderr);
+  vfprintf(stderr, format, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(1);
+}
+
+static int open_tmpfile(void) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir)
+    dir = "/tmp";
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    return fd;
+  /* Filesystems without O_TMPFILE: a named file, unlinked at once. */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/uring_demo-XXXXXX", dir);
+  fd = mkstemp(path);
+  if (fd >= 0)
+    unlink(path);
+  return fd;
+}
+
+static struct io_uring_sqe *sqe_of(struct io_uring *ring, uint64_t user_data) {
+  struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+  if (!sqe)
+    fail("no free SQE for user_data=%llu", (unsigned long long)user_data);
+  return sqe;
+}
+
+/* Submits everything queued, which must be `count` SQEs, waiting for
+ * `wait` completions. */
+static void submit(struct io_uring *ring, unsigned count, unsigned wait, const char *step) {
+  int ret = wait ? io_uring_submit_and_wait(ring, wait) : io_uring_submit(ring);
+  if (ret < 0)
+    fail("%s: submit: %s", step, strerror(-ret));
+  if ((unsigned)ret != count)
+    fail("%s: submitted %d of %u", step, ret, count);
+}
+
+struct completion {
+  uint64_t user_data;
+  int res;
+  unsigned flags;
+};
+
+static struct completion reap(struct io_uring *ring, const char *step) {
+  struct io_uring_cqe *cqe;
+  int err = io_uring_wait_cqe(ring, &cqe);
+  if (err < 0)
+    fail("%s: wait_cqe: %s", step, strerror(-err));
+  struct completion c = {cqe->user_data, cqe->res, cqe->flags};
+  io_uring_cqe_seen(ring, cqe);
+  return c;
+}
+
+static void no_completion_yet(struct io_uring *ring, const char *step) {
+  struct io_uring_cqe *cqe;
+  if (io_uring_peek_cqe(ring, &cqe) == 0)
+    fail("%s: unexpected early completion user_data=%llu res=%d", step,
+         (unsigned long long)cqe->user_data, cqe->res);
+}
+
+static void expect(const struct completion *c, int res, int more, const char *step) {
+  if (c->res != res)
+    fail("%s: user_data=%llu res=%d (%s), expected %d", step, (unsigned long long)c->user_data,
+         c->res, c->res < 0 ? strerror(-c->res) : "ok", res);
+  if (!!(c->flags & IORING_CQE_F_MORE) != more)
+    fail("%s: user_data=%llu flags=%#x, expected IORING_CQE_F_MORE %s", step,
+         (unsigned long long)c->user_data, c->flags, more ? "set" : "clear");
+}
+
+static char bufs[kReads + kWrites][kBlock] __attribute__((aligned(kBlock)));
+static char pipe_buf[kBlock];
+
+/* Ring A: inline NOPs and cached reads, a read that waits on a pipe (poll),
+ * buffered writes (io-wq). */
+static void ring_a(struct io_uring *ring, int file) {
+  /* A1: NOPs and reads, interleaved, one batch. */
+  for (int i = 0; i < kNops; i++) {
+    struct io_uring_sqe *sqe = sqe_of(ring, kNopData + i);
+    io_uring_prep_nop(sqe);
+    sqe->user_data = kNopData + i;
+    sqe = sqe_of(ring, kReadData + i);
+    io_uring_prep_read(sqe, file, bufs[i], kBlock, (uint64_t)(i * 7 % 16) * kBlock);
+    sqe->user_data = kReadData + i;
+  }
+  submit(ring, kNops + kReads, kNops + kReads, "A1");
+  unsigned char seen[kNops + kReads] = {0};
+  for (int i = 0; i < kNops + kReads; i++) {
+    struct completion c = reap(ring, "A1");
+    int slot;
+    if (c.user_data >= kNopData && c.user_data < kNopData + kNops)
+      slot = (int)(c.user_data - kNopData);
+    else if (c.user_data >= kReadData && c.user_data < kReadData + kReads)
+      slot = kNops + (int)(c.user_data - kReadData);
+    else
+      fail("A1: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+    if (seen[slot]++)
+      fail("A1: user_data=%llu completed twice", (unsigned long long)c.user_data);
+    expect(&c, slot < kNops ? 0 : kBlock, 0, "A1");
+  }
+  for (int i = 0; i < kReads; i++)
+    for (int j = 0; j < kBlock; j++)
+      if (bufs[i][j] != 'd')
+        fail("A1: read user_data=%d got wrong data", kReadData + i);
+
+  /* A2: a read of an empty pipe, written once the submit has returned. */
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    fail("A2: pipe: %s", strerror(errno));
+  struct io_uring_sqe *sqe = sqe_of(ring, kPipeData);
+  io_uring_prep_read(sqe, fds[0], pipe_buf, kBlock, 0);
+  sqe->user_data = kPipeData;
+  submit(ring, 1, 0, "A2");
+  no_completion_yet(ring, "A2");
+  static char message[kBlock];
+  memset(message, 'p', sizeof message);
+  if (write(fds[1], message, sizeof message) != (ssize_t)sizeof message)
+    fail("A2: write to the pipe: %s", strerror(errno));
+  struct completion c = reap(ring, "A2");
+  if (c.user_data != kPipeData)
+    fail("A2: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+  expect(&c, kBlock, 0, "A2");
+  if (memcmp(pipe_buf, message, kBlock) != 0)
+    fail("A2: pipe read got wrong data");
+  close(fds[0]);
+  close(fds[1]);
+
+  /* A3: buffered writes, one batch. */
+  for (int i = 0; i < kWrites; i++) {
+    char *buf = bufs[kReads + i];
+    memset(buf, 'w', kBlock);
+    sqe = sqe_of(ring, kWriteData + i);
+    io_uring_prep_write(sqe, file, buf, kBlock, (uint64_t)(i * 5 % 16) * kBlock);
+    sqe->user_data = kWriteData + i;
+  }
+  submit(ring, kWrites, kWrites, "A3");
+  unsigned char written[kWrites] = {0};
+  for (int i = 0; i < kWrites; i++) {
+    c = reap(ring, "A3");
+    if (c.user_data < kWriteData || c.user_data >= kWriteData + kWrites)
+      fail("A3: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+    if (written[c.user_data - kWriteData]++)
+      fail("A3: user_data=%llu completed twice", (unsigned long long)c.user_data);
+    expect(&c, kBlock, 0, "A3");
+  }
+  no_completion_yet(ring, "ring A end");
+}
+
+/* Ring B: linked chains of NOPs, a multishot poll and its removal. */
+static void ring_b(struct io_uring *ring) {
+  /* B1: chains of linked NOPs, one batch. */
+  for (int i = 0; i < kChains * kChainLength; i++) {
+    struct io_uring_sqe *sqe = sqe_of(ring, kLinkData + i);
+    io_uring_prep_nop(sqe);
+    sqe->user_data = kLinkData + i;
+    if (i % kChainLength != kChainLength - 1)
+      sqe->flags |= IOSQE_IO_LINK;
+  }
+  submit(ring, kChains * kChainLength, kChains * kChainLength, "B1");
+  int next[kChains];
+  for (int chain = 0; chain < kChains; chain++)
+    next[chain] = 0;
+  for (int i = 0; i < kChains * kChainLength; i++) {
+    struct completion c = reap(ring, "B1");
+    if (c.user_data < kLinkData || c.user_data >= kLinkData + kChains * kChainLength)
+      fail("B1: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+    int index = (int)(c.user_data - kLinkData), chain = index / kChainLength;
+    if (index % kChainLength != next[chain]++)
+      fail("B1: linked NOP user_data=%llu completed out of order", (unsigned long long)c.user_data);
+    expect(&c, 0, 0, "B1");
+  }
+
+  /* B2: a multishot poll on an eventfd, woken by 4 writes. */
+  int efd = eventfd(0, EFD_CLOEXEC);
+  if (efd < 0)
+    fail("B2: eventfd: %s", strerror(errno));
+  struct io_uring_sqe *sqe = sqe_of(ring, kPollData);
+  io_uring_prep_poll_multishot(sqe, efd, POLLIN);
+  sqe->user_data = kPollData;
+  submit(ring, 1, 0, "B2");
+  no_completion_yet(ring, "B2");
+  for (int shot = 0; shot < kPollShots; shot++) {
+    uint64_t one = 1;
+    if (write(efd, &one, sizeof one) != (ssize_t)sizeof one)
+      fail("B2: write to the eventfd: %s", strerror(errno));
+    struct completion c = reap(ring, "B2");
+    if (c.user_data != kPollData)
+      fail("B2: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+    expect(&c, POLLIN, 1, "B2");
+    no_completion_yet(ring, "B2");
+  }
+
+  /* B3: remove the poll: its own completion and the poll's last one. */
+  sqe = sqe_of(ring, kRemoveData);
+  io_uring_prep_poll_remove(sqe, kPollData);
+  sqe->user_data = kRemoveData;
+  submit(ring, 1, 2, "B3");
+  int removed = 0, cancelled = 0;
+  for (int i = 0; i < 2; i++) {
+    struct completion c = reap(ring, "B3");
+    if (c.user_data == kRemoveData && !removed++)
+      expect(&c, 0, 0, "B3");
+    else if (c.user_data == kPollData && !cancelled++)
+      expect(&c, -ECANCELED, 0, "B3");
+    else
+      fail("B3: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+  }
+  no_completion_yet(ring, "ring B end");
+  close(efd);
+}
+
+int main(int argc, char **argv) {
+  (void)argv;
+  if (argc != 1) {
+    fprintf(stderr, "usage: uring_demo (no arguments)\n");
+    return 2;
+  }
+  int file = open_tmpfile();
+  if (file < 0)
+    fail("temporary file: %s", strerror(errno));
+  static char fill[kFileSize];
+  memset(fill, 'd', sizeof fill);
+  if (pwrite(file, fill, sizeof fill, 0) != (ssize_t)sizeof fill)
+    fail("prefill: %s", strerror(errno));
+  /* Both rings exist from the start to the end, on distinct fds. */
+  struct io_uring a, b;
+  int err = io_uring_queue_init(kEntriesA, &a, 0);
+  if (err < 0)
+    fail("ring A: io_uring_queue_init: %s", strerror(-err));
+  err = io_uring_queue_init(kEntriesB, &b, 0);
+  if (err < 0)
+    fail("ring B: io_uring_queue_init: %s", strerror(-err));
+  ring_a(&a, file);
+  ring_b(&b);
+  io_uring_queue_exit(&b);
+  io_uring_queue_exit(&a);
+  close(file);
+  return 0;
+}
