@@ -29,7 +29,8 @@ cmake --build build -j"$(nproc)"
 
 case "${1:-run}" in
   run)
-    build/moontrace -c 'build/tests/nop_storm 8 4' demo
+    build/moontrace -c build/tests/uring_demo uring
+    echo "setup: open uring.fxt in https://ui.perfetto.dev (or: build/moontrace dump uring.fxt)"
     ;;
   test)
     cd build && ctest --output-on-failure -j1
