@@ -75,6 +75,7 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
                    const std::vector<std::optional<RecordLayout>> &layouts) {
   plans_.assign(generated.probes.size(), {});
   header_.assign(generated.probes.size(), {0, 0});
+  record_sizes_.assign(generated.probes.size(), UINT32_MAX);
   for (size_t i = 0; i < generated.probes.size(); i++) {
     const ProbeDecl &probe = decl.probes[generated.probes[i].decl_id];
     if (probe.draws.empty() || !layouts[i])
@@ -84,6 +85,7 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
     if (!ts || !task)
       throw Error("moontrace bug: drawn record without time or thread", probe.where);
     header_[i] = {ts->offset, task->offset};
+    record_sizes_[i] = layout.size;
     for (const auto &d : probe.draws) {
       Plan plan{d.kind, d.name, d.category, d.track_name, {}, {}, {}, {}, d.flow_point};
       for (const auto &a : d.args)
@@ -104,7 +106,7 @@ void FxtSink::learn_name(uint64_t pid, uint64_t tid) {
   if (!names_.count(tid))
     names_[tid] =
         proc_comm("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm",
-                  "tid " + std::to_string(tid));
+                  (tid == pid ? "pid " : "tid ") + std::to_string(tid));
 }
 
 void FxtSink::thread_named(const void *data, size_t size) {
@@ -132,7 +134,8 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
 }
 
 uint64_t FxtSink::track_thread(uint64_t pid, uint64_t key, const std::string &name) {
-  uint64_t koid = key | kTrackBit;
+  // Per process: a small key may stand for different things in each.
+  uint64_t koid = (key * 0x9e3779b97f4a7c15ull ^ pid) | kTrackBit;
   if (named_tracks_.insert(koid).second) {
     char hex[32];
     std::snprintf(hex, sizeof(hex), " 0x%llx", static_cast<unsigned long long>(key));
@@ -144,8 +147,8 @@ uint64_t FxtSink::track_thread(uint64_t pid, uint64_t key, const std::string &na
 void FxtSink::record(uint32_t probe, const void *data, size_t size) {
   auto *bytes = static_cast<const unsigned char *>(data);
   auto [ts_offset, task_offset] = header_[probe];
-  if (task_offset + 8 > size)
-    return;
+  if (size < record_sizes_[probe])
+    return;  // not a record of this layout
   // Names now, while the thread most likely still exists.
   uint64_t task = load(bytes + task_offset, 8);
   learn_name(task >> 32, task & 0xffffffff);
@@ -176,6 +179,9 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
     for (const auto &f : p.args)
       args_.push_back(to_arg(f, bytes));
     uint64_t start = ts;
+    // A flow point needs an open slice: an end's is the one it closes.
+    if (p.flow && p.kind == DrawDecl::Kind::End)
+      flow_point(p.flow_point, pid, thread, ts, p.category, load(bytes + p.flow->offset, 8));
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
@@ -186,7 +192,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
         break;
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration ? load(bytes + p.duration->offset, 8) : 1;
-        start = duration < ts ? ts - duration : ts;
+        start = duration <= ts ? ts - duration : ts;
         writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category, p.name, args_);
         break;
       }
@@ -196,7 +202,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
         writer_->counter(pid, thread, ts, p.category, p.name, 0, args_);
         break;
     }
-    if (p.flow)
+    if (p.flow && p.kind != DrawDecl::Kind::End)
       flow_point(p.flow_point, pid, thread, start, p.category, load(bytes + p.flow->offset, 8));
     events_++;
   }

@@ -69,6 +69,7 @@ class FxtSink {
   std::unique_ptr<FxtWriter> writer_;
   std::vector<std::vector<Plan>> plans_;               // by probe index
   std::vector<std::pair<uint32_t, uint32_t>> header_;  // offsets of __ts and __task, by probe
+  std::vector<uint32_t> record_sizes_;                 // by probe
   // Names known by tid, and the name each drawn thread was given.
   std::unordered_map<uint64_t, std::string> names_, drawn_names_;
   std::unordered_set<uint64_t> named_processes_, named_tracks_;

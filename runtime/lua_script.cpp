@@ -334,6 +334,9 @@ struct LuaApi {
                                       : DrawDecl::Flow::Step;
     }
     lua_pop(L, 3);
+    if (!d.flow.empty() && d.kind == DrawDecl::Kind::Counter)
+      luaL_error(L, "draw '%s': a counter holds no flow point (flows bind to slices)",
+                 d.name.c_str());
     p.draws.push_back(std::move(d));
   }
 

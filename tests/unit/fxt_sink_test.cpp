@@ -1,0 +1,821 @@
+// The FXT sink as a stage: record bytes laid out by hand in, an FXT file
+// out, read back with read_fxt and checked against Perfetto's import rules
+// (tests/fxt_validator.h). No BPF, no Lua: declarations, generated probes
+// and record layouts are built here.
+#include "runtime/fxt_sink.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "compiler/c_generator.h"
+#include "compiler/declaration.h"
+#include "runtime/fxt_reader.h"
+#include "runtime/record_decoder.h"
+#include "tests/fxt_validator.h"
+
+namespace mt {
+namespace {
+
+using mt::testing::perfetto_problems;
+
+// FXT event types as read_fxt reports them.
+constexpr int kInstant = 0, kCounter = 1, kBegin = 2, kEnd = 3, kComplete = 4, kFlowBegin = 8,
+              kFlowStep = 9, kFlowEnd = 10;
+// FXT argument types.
+constexpr int kArgInt32 = 1, kArgUint32 = 2, kArgInt64 = 3, kArgUint64 = 4, kArgString = 6,
+              kArgPointer = 7, kArgKoid = 8, kArgBool = 9;
+
+constexpr uint64_t kTrackBit = 1ull << 63;
+// Beyond any pid_max: no such thread can exist, so /proc has no name for it.
+constexpr uint64_t kFakePid = 0x7fffff00, kFakeTid = 0x7fffff01, kFakeTid2 = 0x7fffff02;
+
+uint64_t self_pid() {
+  return static_cast<uint64_t>(::getpid());
+}
+uint64_t self_tid() {
+  return static_cast<uint64_t>(::gettid());
+}
+
+std::string comm_of(uint64_t pid, uint64_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// A record layout as BTF would give it: the generated header (__probe,
+// __ts, __task), then fields and hidden members, each 8-byte aligned.
+class Layout {
+ public:
+  Layout() {
+    hidden("__probe", 4);
+    hidden("__ts");
+    hidden("__task");
+  }
+  Layout &field(const std::string &name, uint32_t size, FieldKind kind) {
+    return add(layout_.fields, name, size, kind);
+  }
+  Layout &hidden(const std::string &name, uint32_t size = 8) {
+    return add(layout_.hidden, name, size, FieldKind::Unsigned);
+  }
+  const RecordLayout &get() const { return layout_; }
+
+ private:
+  Layout &add(std::vector<RecordField> &to, const std::string &name, uint32_t size,
+              FieldKind kind) {
+    to.push_back({name, layout_.size, size, kind});
+    layout_.size += (size + 7) / 8 * 8;
+    return *this;
+  }
+  RecordLayout layout_;
+};
+
+// The bytes of one record of a layout.
+class Rec {
+ public:
+  explicit Rec(const RecordLayout &layout) : layout_(layout), bytes_(layout.size, '\0') {}
+  Rec &at(uint64_t ts, uint64_t pid, uint64_t tid) {
+    return set("__ts", ts).set("__task", pid << 32 | tid);
+  }
+  Rec &set(const std::string &name, uint64_t v) {
+    const RecordField &f = find(name);
+    std::memcpy(&bytes_[f.offset], &v, std::min<uint32_t>(f.size, 8));
+    return *this;
+  }
+  Rec &text(const std::string &name, const std::string &s) {
+    const RecordField &f = find(name);
+    std::memcpy(&bytes_[f.offset], s.data(), std::min<size_t>(s.size(), f.size));
+    return *this;
+  }
+  const void *data() const { return bytes_.data(); }
+  size_t size() const { return bytes_.size(); }
+
+ private:
+  const RecordField &find(const std::string &name) const {
+    for (const auto *list : {&layout_.fields, &layout_.hidden})
+      for (const auto &f : *list)
+        if (f.name == name)
+          return f;
+    ADD_FAILURE() << "no field " << name;
+    return layout_.hidden[0];
+  }
+  RecordLayout layout_;
+  std::string bytes_;
+};
+
+// A struct mt_thread_name record: {u32 probe; u32 pid; u32 tid; char comm[16]}.
+std::string thread_name_record(uint32_t probe, uint64_t pid, uint64_t tid,
+                               const std::string &comm) {
+  std::string bytes(28, '\0');
+  uint32_t p = static_cast<uint32_t>(pid), t = static_cast<uint32_t>(tid);
+  std::memcpy(&bytes[0], &probe, 4);
+  std::memcpy(&bytes[4], &p, 4);
+  std::memcpy(&bytes[8], &t, 4);
+  std::memcpy(&bytes[12], comm.data(), std::min<size_t>(comm.size(), 16));
+  return bytes;
+}
+
+DrawDecl draw(DrawDecl::Kind kind, const std::string &name, std::vector<std::string> args = {}) {
+  DrawDecl d;
+  d.kind = kind;
+  d.name = name;
+  d.args = std::move(args);
+  return d;
+}
+
+DrawDecl with_flow(DrawDecl d, const std::string &capture, DrawDecl::Flow point) {
+  d.flow = capture;
+  d.flow_point = point;
+  return d;
+}
+
+struct ProbeSpec {
+  RecordLayout layout;
+  std::vector<DrawDecl> draws;
+};
+
+std::vector<const FxtRecord *> events(const std::vector<FxtRecord> &records,
+                                      std::vector<int> types = {}) {
+  std::vector<const FxtRecord *> out;
+  for (const auto &r : records)
+    if (r.type == 4 &&
+        (types.empty() || std::find(types.begin(), types.end(), r.event_type) != types.end()))
+      out.push_back(&r);
+  return out;
+}
+
+// Kernel objects of `object_type` (1 process, 2 thread) for `koid`, in file order.
+std::vector<const FxtRecord *> objects(const std::vector<FxtRecord> &records, int object_type,
+                                       uint64_t koid) {
+  std::vector<const FxtRecord *> out;
+  for (const auto &r : records)
+    if (r.type == 7 && r.object_type == object_type && r.koid == koid)
+      out.push_back(&r);
+  return out;
+}
+
+const FxtArgValue *arg(const FxtRecord &r, const std::string &name) {
+  for (const auto &a : r.args)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+// The 'process' koid of a thread object, or ~0 without one.
+uint64_t process_of(const FxtRecord &thread) {
+  const FxtArgValue *a = arg(thread, "process");
+  return a && a->type == kArgKoid ? a->u : ~0ull;
+}
+
+class FxtSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int serial = 0;
+    path_ = ::testing::TempDir() + "/fxt_sink_test_" + std::to_string(::getpid()) + "_" +
+            std::to_string(serial++) + ".fxt";
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  // Plans `sink` with one generated probe per spec. The declaration lists
+  // them in reverse, so that only decl_id links a probe to its draws.
+  void plan(FxtSink &sink, const std::vector<ProbeSpec> &specs) {
+    Declaration decl;
+    GeneratedProgram generated;
+    std::vector<std::optional<RecordLayout>> layouts;
+    size_t n = specs.size();
+    decl.probes.resize(n);
+    for (size_t i = 0; i < n; i++) {
+      int decl_id = static_cast<int>(n - 1 - i);
+      ProbeDecl &p = decl.probes[decl_id];
+      p.id = decl_id;
+      p.alternatives = {"tracepoint:test:p" + std::to_string(i)};
+      p.draws = specs[i].draws;
+      GeneratedProbe g;
+      g.decl_id = decl_id;
+      g.program = "mt_probe_" + std::to_string(i);
+      g.record = "mt_rec_" + std::to_string(i);
+      generated.probes.push_back(g);
+      layouts.push_back(specs[i].layout);
+    }
+    sink.plan(decl, generated, layouts);
+    for (size_t i = 0; i < n; i++)
+      EXPECT_EQ(sink.draws(static_cast<uint32_t>(i)), !specs[i].draws.empty()) << i;
+  }
+
+  static void feed(FxtSink &sink, uint32_t probe, const Rec &rec) {
+    sink.record(probe, rec.data(), rec.size());
+  }
+
+  std::vector<FxtRecord> read() const {
+    std::ifstream in(path_, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    return read_fxt(bytes.str());
+  }
+
+  // Reads the finished trace and expects Perfetto to import it cleanly.
+  std::vector<FxtRecord> read_clean() const {
+    auto records = read();
+    auto problems = perfetto_problems(records);
+    EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+    return records;
+  }
+
+  std::string path_;
+};
+
+TEST_F(FxtSinkTest, OpenFailsOnAnUnwritablePath) {
+  EXPECT_ANY_THROW(FxtSink("/nonexistent-dir/x/trace.fxt"));
+}
+
+TEST_F(FxtSinkTest, DrawsRecordsInTimestampOrderWhenFedOutOfOrder) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    // As from several per-CPU buffers: out of order, two at the same time.
+    for (auto [ts, n] : std::vector<std::pair<uint64_t, uint64_t>>{
+             {300, 3}, {100, 1}, {200, 20}, {50, 0}, {200, 21}, {250, 25}})
+      feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", n));
+    sink.release(~0ull);
+    EXPECT_EQ(sink.events(), 6u);
+  }
+  auto records = read_clean();
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records[0].type, 1);
+  EXPECT_EQ(records[0].ticks_per_second, 1000000000u);
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 6u);
+  std::vector<std::pair<uint64_t, uint64_t>> got;
+  for (const auto *e : drawn) {
+    EXPECT_EQ(e->event_type, kInstant);
+    EXPECT_EQ(e->name, "tick");
+    EXPECT_EQ(e->category, "moontrace");
+    EXPECT_EQ(e->pid, pid);
+    EXPECT_EQ(e->tid, tid);
+    ASSERT_EQ(e->args.size(), 1u);
+    got.emplace_back(e->ts, e->args[0].u);
+  }
+  // Equal times keep the order they were fed in.
+  EXPECT_EQ(got, (std::vector<std::pair<uint64_t, uint64_t>>{
+                     {50, 0}, {100, 1}, {200, 20}, {200, 21}, {250, 25}, {300, 3}}));
+}
+
+TEST_F(FxtSinkTest, ReleaseHoldsBackRecordsNotOlderThanTheWatermark) {
+  auto layout = Layout().field("n", 8, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  FxtSink sink(path_);
+  plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+  for (uint64_t ts : {300, 100, 200})
+    feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", ts));
+  sink.release(200);  // only what is older than 200
+  EXPECT_EQ(sink.events(), 1u);
+  sink.flush();
+  auto first = events(read());
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]->ts, 100u);
+
+  sink.release(200);  // again: nothing new is older
+  EXPECT_EQ(sink.events(), 1u);
+  feed(sink, 0, Rec(layout).at(250, pid, tid).set("n", 250));
+  sink.release(260);
+  EXPECT_EQ(sink.events(), 3u);
+  sink.release(~0ull);
+  sink.flush();
+  auto records = read_clean();
+  std::vector<uint64_t> times;
+  for (const auto *e : events(records))
+    times.push_back(e->ts);
+  EXPECT_EQ(times, (std::vector<uint64_t>{100, 200, 250, 300}));
+}
+
+TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
+  auto a = Layout().field("x", 8, FieldKind::Unsigned).get();
+  auto b = Layout().field("y", 4, FieldKind::Unsigned).field("z", 4, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{a, {draw(DrawDecl::Kind::Instant, "a", {"x"})}},
+                {b,
+                 {draw(DrawDecl::Kind::Instant, "b", {"z", "y"}),
+                  draw(DrawDecl::Kind::Counter, "b-counter", {"y"})}},
+                {a, {}}});
+    EXPECT_FALSE(sink.draws(3));
+    feed(sink, 1, Rec(b).at(20, pid, tid).set("y", 5).set("z", 6));
+    feed(sink, 0, Rec(a).at(10, pid, tid).set("x", 4));
+    sink.release(~0ull);
+    EXPECT_EQ(sink.events(), 3u);
+  }
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 3u);
+  EXPECT_EQ(drawn[0]->name, "a");
+  ASSERT_EQ(drawn[0]->args.size(), 1u);
+  EXPECT_EQ(drawn[0]->args[0].name, "x");
+  EXPECT_EQ(drawn[0]->args[0].u, 4u);
+  EXPECT_EQ(drawn[1]->name, "b");
+  EXPECT_EQ(drawn[1]->event_type, kInstant);
+  ASSERT_EQ(drawn[1]->args.size(), 2u);  // in the draw's order
+  EXPECT_EQ(drawn[1]->args[0].name, "z");
+  EXPECT_EQ(drawn[1]->args[0].u, 6u);
+  EXPECT_EQ(drawn[1]->args[1].name, "y");
+  EXPECT_EQ(drawn[1]->args[1].u, 5u);
+  EXPECT_EQ(drawn[2]->name, "b-counter");
+  EXPECT_EQ(drawn[2]->event_type, kCounter);
+  EXPECT_EQ(drawn[2]->ts, 20u);
+  ASSERT_EQ(drawn[2]->args.size(), 1u);
+  EXPECT_EQ(drawn[2]->args[0].name, "y");
+  EXPECT_EQ(drawn[2]->args[0].type, kArgUint32);
+  EXPECT_EQ(drawn[2]->args[0].u, 5u);
+}
+
+TEST_F(FxtSinkTest, ArgumentsKeepTheirKinds) {
+  auto layout = Layout()
+                    .field("i32", 4, FieldKind::Signed)
+                    .field("i16", 2, FieldKind::Signed)
+                    .field("i64", 8, FieldKind::Signed)
+                    .field("u64", 8, FieldKind::Unsigned)
+                    .field("ptr", 8, FieldKind::Pointer)
+                    .field("flag", 1, FieldKind::Bool)
+                    .field("name", 16, FieldKind::String)
+                    .field("full", 4, FieldKind::String)
+                    .get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout,
+                 {draw(DrawDecl::Kind::Instant, "kinds",
+                       {"i32", "i16", "i64", "u64", "ptr", "flag", "name", "full", "absent"})}}});
+    feed(sink, 0,
+         Rec(layout)
+             .at(10, self_pid(), self_tid())
+             .set("i32", static_cast<uint32_t>(-5))
+             .set("i16", 0xfffe)
+             .set("i64", static_cast<uint64_t>(-(1ll << 40)))
+             .set("u64", 1ull << 40)
+             .set("ptr", 0xffff888100002000ull)
+             .set("flag", 1)
+             .text("name", "hello")
+             .text("full", "abcd"));  // no terminating zero: cut at its size
+    sink.release(~0ull);
+  }
+  auto drawn = events(read_clean());
+  ASSERT_EQ(drawn.size(), 1u);
+  const FxtRecord &e = *drawn[0];
+  ASSERT_EQ(e.args.size(), 8u);  // a name the layout lacks is left out
+  EXPECT_EQ(e.args[0].type, kArgInt32);
+  EXPECT_EQ(e.args[0].i, -5);
+  EXPECT_EQ(e.args[1].type, kArgInt32);
+  EXPECT_EQ(e.args[1].i, -2);
+  EXPECT_EQ(e.args[2].type, kArgInt64);
+  EXPECT_EQ(e.args[2].i, -(1ll << 40));
+  EXPECT_EQ(e.args[3].type, kArgUint64);
+  EXPECT_EQ(e.args[3].u, 1ull << 40);
+  EXPECT_EQ(e.args[4].type, kArgPointer);
+  EXPECT_EQ(e.args[4].u, 0xffff888100002000ull);
+  EXPECT_EQ(e.args[5].type, kArgBool);
+  EXPECT_EQ(e.args[5].u, 1u);
+  EXPECT_EQ(e.args[6].type, kArgString);
+  EXPECT_EQ(e.args[6].text, "hello");
+  EXPECT_EQ(e.args[7].type, kArgString);
+  EXPECT_EQ(e.args[7].text, "abcd");
+}
+
+TEST_F(FxtSinkTest, ArgumentsBeyondFifteenAreDropped) {
+  Layout l;
+  std::vector<std::string> names;
+  for (int i = 0; i < 17; i++) {
+    names.push_back(std::string(1, 'a').append(std::to_string(i)));
+    l.field(names.back(), 4, FieldKind::Unsigned);
+  }
+  auto layout = l.get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout,
+                 {draw(DrawDecl::Kind::Instant, "many", names),
+                  draw(DrawDecl::Kind::Slice, "many-slice", names)}}});
+    Rec rec(layout);
+    rec.at(1000, self_pid(), self_tid());
+    for (int i = 0; i < 17; i++)
+      rec.set(names[i], 100 + i);
+    feed(sink, 0, rec);
+    sink.release(~0ull);
+  }
+  auto records = read_clean();  // read_fxt itself refuses more than 15
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 2u);
+  for (const auto *e : drawn) {
+    ASSERT_EQ(e->args.size(), 15u) << e->name;
+    for (int i = 0; i < 15; i++) {
+      EXPECT_EQ(e->args[i].name, names[i]);
+      EXPECT_EQ(e->args[i].u, 100u + i);
+    }
+  }
+}
+
+TEST_F(FxtSinkTest, SlicesStartTheirDurationBeforeTheirTime) {
+  auto layout = Layout().hidden("__d0_duration").get();
+  DrawDecl timed = draw(DrawDecl::Kind::Slice, "timed");
+  timed.duration = "__d0_duration";
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {timed}}, {layout, {draw(DrawDecl::Kind::Slice, "untimed")}}});
+    feed(sink, 0, Rec(layout).at(1000, pid, tid).set("__d0_duration", 300));
+    feed(sink, 0, Rec(layout).at(2000, pid, tid).set("__d0_duration", 0));
+    feed(sink, 1, Rec(layout).at(3000, pid, tid));
+    sink.release(~0ull);
+  }
+  auto drawn = events(read_clean());
+  ASSERT_EQ(drawn.size(), 3u);
+  for (const auto *e : drawn)
+    EXPECT_EQ(e->event_type, kComplete);
+  EXPECT_EQ(drawn[0]->name, "timed");
+  EXPECT_EQ(drawn[0]->ts, 700u);
+  EXPECT_EQ(drawn[0]->extra, 1000u);  // ends at the record's time
+  EXPECT_EQ(drawn[1]->ts, 2000u);     // no duration: still 1 ns long
+  EXPECT_EQ(drawn[1]->extra, 2001u);
+  EXPECT_EQ(drawn[2]->name, "untimed");  // no duration field: 1 ns ending at its time
+  EXPECT_EQ(drawn[2]->ts, 2999u);
+  EXPECT_EQ(drawn[2]->extra, 3000u);
+}
+
+TEST_F(FxtSinkTest, BeginAndEndNestOnTheThread) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Begin, "outer", {"n"})}},
+                {layout, {draw(DrawDecl::Kind::End, "outer", {"n"})}}});
+    feed(sink, 1, Rec(layout).at(200, pid, tid).set("n", 2));
+    feed(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
+    sink.release(~0ull);
+  }
+  auto drawn = events(read_clean());
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(drawn[0]->event_type, kBegin);
+  EXPECT_EQ(drawn[0]->ts, 100u);
+  EXPECT_EQ(drawn[1]->event_type, kEnd);
+  EXPECT_EQ(drawn[1]->ts, 200u);
+}
+
+// Flow ids in the trace are the sink's, not the script's keys.
+TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
+  auto layout = Layout().hidden("__d0_flow").get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(
+        sink,
+        {{layout,
+          {with_flow(draw(DrawDecl::Kind::Instant, "submit"), "__d0_flow", DrawDecl::Flow::Begin)}},
+         {layout,
+          {with_flow(draw(DrawDecl::Kind::Instant, "hop"), "__d0_flow", DrawDecl::Flow::Step)}},
+         {layout,
+          {with_flow(draw(DrawDecl::Kind::Instant, "done"), "__d0_flow", DrawDecl::Flow::End)}}});
+    auto point = [&](uint32_t probe, uint64_t ts, uint64_t key) {
+      feed(sink, probe, Rec(layout).at(ts, pid, tid).set("__d0_flow", key));
+    };
+    point(1, 100, 7);  // a step, never begun: dropped
+    point(2, 110, 7);  // an end, never begun: dropped
+    point(0, 200, 7);  // begins: id A
+    point(0, 250, 9);  // another key: id C
+    point(0, 300, 7);  // begins again while open (its end lost): a fresh id B
+    point(1, 400, 7);  // steps B
+    point(2, 500, 7);  // ends B
+    point(1, 600, 7);  // after the end: dropped
+    point(2, 700, 9);  // ends C
+    sink.release(~0ull);
+    EXPECT_EQ(sink.orphan_flow_points(), 3u);
+    EXPECT_EQ(sink.events(), 9u);  // the slices are drawn all the same
+  }
+  auto records = read_clean();
+  auto flows = events(records, {kFlowBegin, kFlowStep, kFlowEnd});
+  ASSERT_EQ(flows.size(), 6u);
+  std::vector<std::pair<int, uint64_t>> kinds;
+  for (const auto *f : flows) {
+    kinds.emplace_back(f->event_type, f->ts);
+    EXPECT_EQ(f->pid, pid);
+    EXPECT_EQ(f->tid, tid);
+  }
+  EXPECT_EQ(kinds, (std::vector<std::pair<int, uint64_t>>{{kFlowBegin, 200},
+                                                          {kFlowBegin, 250},
+                                                          {kFlowBegin, 300},
+                                                          {kFlowStep, 400},
+                                                          {kFlowEnd, 500},
+                                                          {kFlowEnd, 700}}));
+  uint64_t a = flows[0]->extra, c = flows[1]->extra, b = flows[2]->extra;
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(b, c);
+  EXPECT_EQ(flows[3]->extra, b);  // the step after the second begin
+  EXPECT_EQ(flows[4]->extra, b);
+  EXPECT_EQ(flows[5]->extra, c);
+
+  // Instants holding a flow point are 1-ns slices, so the point binds.
+  auto slices = events(records, {kInstant, kComplete});
+  ASSERT_EQ(slices.size(), 9u);
+  for (const auto *s : slices) {
+    EXPECT_EQ(s->event_type, kComplete) << s->name << " at " << s->ts;
+    EXPECT_EQ(s->extra, s->ts + 1);
+  }
+}
+
+TEST_F(FxtSinkTest, FlowPointsOfSlicesAreAtTheirStart) {
+  auto layout = Layout().hidden("__d0_duration").hidden("__d0_flow").get();
+  DrawDecl begin =
+      with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin);
+  begin.duration = "__d0_duration";
+  DrawDecl end =
+      with_flow(draw(DrawDecl::Kind::Slice, "complete"), "__d0_flow", DrawDecl::Flow::End);
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {begin}}, {layout, {end}}});
+    feed(sink, 1, Rec(layout).at(5000, kFakePid, kFakeTid).set("__d0_flow", 0xffff888100000000ull));
+    feed(sink, 0,
+         Rec(layout)
+             .at(1000, pid, tid)
+             .set("__d0_duration", 400)
+             .set("__d0_flow", 0xffff888100000000ull));
+    sink.release(~0ull);
+    // The end is in another process: flows are per process, so it is an orphan.
+    EXPECT_EQ(sink.orphan_flow_points(), 1u);
+  }
+  auto records = read_clean();
+  auto flows = events(records, {kFlowBegin, kFlowStep, kFlowEnd});
+  ASSERT_EQ(flows.size(), 1u);
+  EXPECT_EQ(flows[0]->event_type, kFlowBegin);
+  EXPECT_EQ(flows[0]->ts, 600u);
+}
+
+TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
+  auto layout = Layout().hidden("__d0_flow").get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(
+        sink,
+        {{layout,
+          {with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin)}},
+         {layout,
+          {with_flow(draw(DrawDecl::Kind::Slice, "hop"), "__d0_flow", DrawDecl::Flow::Step)}},
+         {layout,
+          {with_flow(draw(DrawDecl::Kind::Slice, "complete"), "__d0_flow", DrawDecl::Flow::End)}}});
+    for (uint64_t i = 0; i < 50; i++) {
+      uint64_t key = i % 4, base = 1000 + i * 100;
+      feed(sink, 0, Rec(layout).at(base, pid, tid).set("__d0_flow", key));
+      feed(sink, 1, Rec(layout).at(base + 30, pid, kFakeTid).set("__d0_flow", key));
+      if (i % 3)  // some ends lost: the key begins again while open
+        feed(sink, 2, Rec(layout).at(base + 60, pid, kFakeTid2).set("__d0_flow", key));
+      if (i % 10 == 0)
+        sink.release(base);
+    }
+    sink.release(~0ull);
+  }
+  read_clean();
+}
+
+// A flow point drawn with an end must bind to the slice the end closes:
+// Perfetto drops a point with no open slice on its thread.
+TEST_F(FxtSinkTest, FlowPointOfAnEndBindsToTheSliceItCloses) {
+  auto layout = Layout().hidden("__d0_flow").get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink,
+         {{layout,
+           {with_flow(draw(DrawDecl::Kind::Begin, "req"), "__d0_flow", DrawDecl::Flow::Begin)}},
+          {layout,
+           {with_flow(draw(DrawDecl::Kind::End, "req"), "__d0_flow", DrawDecl::Flow::End)}}});
+    feed(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
+    feed(sink, 1, Rec(layout).at(200, pid, tid).set("__d0_flow", 1));
+    sink.release(~0ull);
+    EXPECT_EQ(sink.orphan_flow_points(), 0u);
+  }
+  auto records = read_clean();
+  EXPECT_EQ(events(records, {kFlowBegin}).size(), 1u);
+  EXPECT_EQ(events(records, {kFlowEnd}).size(), 1u);
+}
+
+TEST_F(FxtSinkTest, TracksKeyedByAValueAreNamedThreadsOfTheProcess) {
+  auto layout = Layout().hidden("__d0_track").get();
+  DrawDecl d = draw(DrawDecl::Kind::Instant, "on-ring");
+  d.track = "__d0_track";
+  d.track_name = "ring";
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {d}}});
+    feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xabc));
+    feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0x10));
+    feed(sink, 0, Rec(layout).at(30, pid, tid).set("__d0_track", 0xabc));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 3u);
+  // One synthetic thread per key, each named once after its key.
+  EXPECT_EQ(drawn[0]->tid, drawn[2]->tid);
+  EXPECT_NE(drawn[0]->tid, drawn[1]->tid);
+  for (const auto *e : drawn) {
+    EXPECT_EQ(e->pid, pid);
+    EXPECT_NE(e->tid & kTrackBit, 0u);
+  }
+  auto ring = objects(records, 2, drawn[0]->tid);
+  ASSERT_EQ(ring.size(), 1u);  // named once
+  EXPECT_EQ(ring[0]->name, "ring 0xabc");
+  EXPECT_EQ(process_of(*ring[0]), pid);
+  auto other = objects(records, 2, drawn[1]->tid);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0]->name, "ring 0x10");
+  EXPECT_EQ(process_of(*other[0]), pid);
+  // The recording thread and its process are named as well.
+  auto self = objects(records, 2, tid);
+  ASSERT_EQ(self.size(), 1u);
+  EXPECT_EQ(self[0]->name, comm_of(pid, tid));
+  ASSERT_EQ(objects(records, 1, pid).size(), 1u);
+  EXPECT_EQ(objects(records, 1, pid)[0]->name, comm_of(pid, pid));
+}
+
+// A key (a ring shared after fork, a small number) met in two processes is
+// a track under each: each needs a thread object naming it in its process.
+TEST_F(FxtSinkTest, TrackKeyMetInTwoProcessesIsNamedInEach) {
+  auto layout = Layout().hidden("__d0_track").get();
+  DrawDecl d = draw(DrawDecl::Kind::Instant, "on-ring");
+  d.track = "__d0_track";
+  d.track_name = "ring";
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {d}}});
+    feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("__d0_track", 3));
+    feed(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid).set("__d0_track", 3));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  std::vector<uint64_t> processes;
+  for (const auto &r : records)
+    if (r.type == 7 && r.object_type == 2 && r.name == "ring 0x3") {
+      EXPECT_NE(r.koid & kTrackBit, 0u);
+      processes.push_back(process_of(r));
+    }
+  std::sort(processes.begin(), processes.end());
+  EXPECT_EQ(processes, (std::vector<uint64_t>{std::min(self_pid(), kFakePid),
+                                              std::max(self_pid(), kFakePid)}));
+}
+
+TEST_F(FxtSinkTest, ThreadsAreNamedFromProcWhenRecorded) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid();
+  uint64_t worker = 0;
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    // A thread that is gone by the time its record is drawn.
+    std::thread t([&] {
+      prctl(PR_SET_NAME, "sink-worker", 0, 0, 0);
+      worker = self_tid();
+      feed(sink, 0, Rec(layout).at(20, pid, worker));
+    });
+    t.join();
+    feed(sink, 0, Rec(layout).at(10, pid, self_tid()));
+    feed(sink, 0, Rec(layout).at(30, kFakePid, kFakeTid));
+    feed(sink, 0, Rec(layout).at(40, kFakePid, kFakeTid));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  auto w = objects(records, 2, worker);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0]->name, "sink-worker");
+  EXPECT_EQ(process_of(*w[0]), pid);
+  auto self = objects(records, 2, self_tid());
+  ASSERT_EQ(self.size(), 1u);
+  EXPECT_EQ(self[0]->name, comm_of(pid, self_tid()));
+  auto fake = objects(records, 2, kFakeTid);
+  ASSERT_EQ(fake.size(), 1u);  // once, though drawn twice
+  EXPECT_EQ(fake[0]->name, "tid " + std::to_string(kFakeTid));
+  EXPECT_EQ(process_of(*fake[0]), kFakePid);
+  EXPECT_EQ(objects(records, 1, kFakePid).size(), 1u);
+  EXPECT_EQ(objects(records, 1, pid).size(), 1u);
+}
+
+TEST_F(FxtSinkTest, RenamesAfterAThreadWasDrawnReEmitItsThreadObject) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    auto named = [&](uint64_t pid, uint64_t tid, const std::string &comm) {
+      std::string rec = thread_name_record(1, pid, tid, comm);
+      sink.thread_named(rec.data(), rec.size());
+    };
+    // Named before it is ever drawn: drawn with that name only.
+    named(kFakePid, kFakeTid2, "early");
+    feed(sink, 0, Rec(layout).at(5, kFakePid, kFakeTid2));
+    // Recorded under its /proc name, renamed before the draw: drawn renamed.
+    feed(sink, 0, Rec(layout).at(10, kFakePid, kFakeTid));
+    sink.release(~0ull);
+    named(kFakePid, kFakeTid, "worker-1");  // after the draw: a new thread object
+    named(kFakePid, kFakeTid, "worker-1");  // unchanged: nothing
+    feed(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid));
+    sink.release(~0ull);
+    // A 16-byte comm has no terminating zero.
+    named(kFakePid, kFakeTid, "abcdefghijklmnopq");
+    std::string short_rec = thread_name_record(1, kFakePid, kFakeTid, "ignored").substr(0, 27);
+    sink.thread_named(short_rec.data(), short_rec.size());  // too short: ignored
+    feed(sink, 0, Rec(layout).at(30, kFakePid, kFakeTid));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  std::vector<std::string> names;
+  for (const auto *t : objects(records, 2, kFakeTid)) {
+    names.push_back(t->name);
+    EXPECT_EQ(process_of(*t), kFakePid);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"tid " + std::to_string(kFakeTid), "worker-1",
+                                             "abcdefghijklmnop"}));
+  auto early = objects(records, 2, kFakeTid2);
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0]->name, "early");
+}
+
+TEST_F(FxtSinkTest, RenameBeforeTheDrawNamesTheThreadOnce) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    feed(sink, 0, Rec(layout).at(10, kFakePid, kFakeTid));  // /proc: "tid N"
+    std::string rec = thread_name_record(1, kFakePid, kFakeTid, "renamed");
+    sink.thread_named(rec.data(), rec.size());
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  auto t = objects(records, 2, kFakeTid);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0]->name, "renamed");
+}
+
+TEST_F(FxtSinkTest, LostRecordsAreACounterOfMoontracesOwnProcess) {
+  uint64_t self = self_pid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {});
+    sink.lost(500, 7);
+    sink.lost(900, 5000000000ull);
+    EXPECT_EQ(sink.events(), 0u);  // lost() counts no drawn event
+  }
+  auto records = read_clean();
+  auto counters = events(records, {kCounter});
+  ASSERT_EQ(counters.size(), 2u);
+  for (const auto *c : counters) {
+    EXPECT_EQ(c->name, "lost records");
+    EXPECT_EQ(c->category, "moontrace");
+    EXPECT_EQ(c->pid, self);
+    EXPECT_EQ(c->tid, self);
+    ASSERT_EQ(c->args.size(), 1u);
+    EXPECT_EQ(c->args[0].name, "lost");
+  }
+  EXPECT_EQ(counters[0]->ts, 500u);
+  EXPECT_EQ(counters[0]->args[0].type, kArgUint32);
+  EXPECT_EQ(counters[0]->args[0].u, 7u);
+  EXPECT_EQ(counters[1]->ts, 900u);
+  EXPECT_EQ(counters[1]->args[0].type, kArgUint64);
+  EXPECT_EQ(counters[1]->args[0].u, 5000000000ull);
+  auto process = objects(records, 1, self);
+  ASSERT_EQ(process.size(), 1u);  // named once
+  EXPECT_EQ(process[0]->name, "moontrace");
+  auto thread = objects(records, 2, self);
+  ASSERT_EQ(thread.size(), 1u);
+  EXPECT_EQ(process_of(*thread[0]), self);
+}
+
+TEST_F(FxtSinkTest, EventsAreFlushedWhenTheSinkIsDestroyed) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  uint64_t bytes = 0;
+  {
+    FxtSink sink(path_);
+    EXPECT_EQ(sink.path(), path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("n", 1));
+    sink.release(~0ull);
+    bytes = sink.bytes();
+  }
+  std::ifstream in(path_, std::ios::binary | std::ios::ate);
+  EXPECT_EQ(static_cast<uint64_t>(in.tellg()), bytes);
+  EXPECT_EQ(events(read_clean()).size(), 1u);
+}
+
+}  // namespace
+}  // namespace mt
