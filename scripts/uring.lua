@@ -35,8 +35,14 @@ local by_user_data = map{ name = "by_user_data", type = "lru_hash",
 
 local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
 local request = "map_key(kept, (__u64)args.ctx, (__u64)args.req)"
+local is_kept = "map_get(kept, " .. request .. ") == 1"
 local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
 local by_user_data_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
+-- Where a request is first seen: keep it (1) or drop it (2), remembered,
+-- and leave the event undrawn when dropped.
+local decide = "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
+               "? 1 : 2; map_set(kept, " .. request .. ", keep); if (keep != 1) return 0; " ..
+               "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
 
 probe("tracepoint:io_uring:io_uring_create", {
   action = "map_set(rings, (__u64)args.ctx, 1); map_set(owners, pid, 1);",
@@ -46,9 +52,8 @@ probe("tracepoint:io_uring:io_uring_create", {
 
 -- Submission decides whether the request is kept; the flow begins here.
 probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
-  filter = ring_traced .. " && (param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample)",
-  action = "map_set(kept, " .. request .. ", 1); map_set(by_user_data, " .. by_user_data_key ..
-           ", (__u64)args.req);",
+  filter = ring_traced,
+  action = decide,
   draw = { kind = "slice", name = "submit", category = cat,
            args = { "args.user_data", "args.opcode", op = "args.op_str", "args.flags", "args.sq_thread",
                     ring = "args.ctx", req = "args.req" },
@@ -59,7 +64,7 @@ probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring
 local function hop(event, fields)
   fields.req = "args.req"
   probe("tracepoint:io_uring:io_uring_" .. event, {
-    filter = "map_has(kept, " .. request .. ")",
+    filter = is_kept,
     draw = { kind = "slice", name = event, category = cat, args = fields,
              flow = { id = flow_id, point = "step" } },
   })
@@ -70,15 +75,38 @@ hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", o
 hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.op_str" })
 hop("defer", { user_data = "args.data", "args.opcode", op = "args.op_str" })
 hop("link", { target = "args.target_req" })
-hop("fail_link", { "args.user_data", "args.opcode", link = "args.link", op = "args.op_str" })
-hop("req_failed", { "args.user_data", "args.opcode", "args.flags", "args.off", "args.addr", "args.len", "args.error",
-                    op = "args.op_str" })
+
+-- A cancelled link: the event names the failed head (req, user_data) and
+-- the cancelled request (link), which is the one whose flow it joins.
+probe("tracepoint:io_uring:io_uring_fail_link", {
+  filter = "map_get(kept, map_key(kept, (__u64)args.ctx, (__u64)args.link)) == 1",
+  draw = { kind = "slice", name = "fail_link", category = cat,
+           args = { "args.user_data", "args.opcode", req = "args.req", link = "args.link",
+                    op = "args.op_str" },
+           flow = { id = "((__u64)args.link ^ ((__u64)args.ctx << 16))", point = "step" } },
+})
+
+-- A request the kernel rejects before submitting it: its flow begins here
+-- (or steps, where it was submitted).
+local failed_args = { "args.user_data", "args.opcode", "args.flags", "args.off", "args.addr",
+                      "args.len", "args.error", op = "args.op_str", req = "args.req" }
+probe("tracepoint:io_uring:io_uring_req_failed", {
+  filter = is_kept,
+  draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
+           flow = { id = flow_id, point = "step" } },
+})
+probe("tracepoint:io_uring:io_uring_req_failed", {
+  filter = ring_traced .. " && !map_has(kept, " .. request .. ")",
+  action = decide,
+  draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
+           flow = { id = flow_id, point = "begin" } },
+})
 
 -- Completion ends the flow, unless more completions follow (multishot:
 -- IORING_CQE_F_MORE), which are steps, found by user_data when the kernel
 -- gives no request pointer.
 probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "map_has(kept, " .. request .. ") && !(args.cflags & 2)",
+  filter = is_kept .. " && !(args.cflags & 2)",
   action = "map_del(kept, " .. request .. "); map_del(by_user_data, " .. by_user_data_key .. ");",
   draw = { kind = "slice", name = "complete", category = cat,
            args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },

@@ -13,6 +13,111 @@ namespace {
 
 class E2eUring : public BpfTest {};
 
+// tests/workloads/uring_demo (counts documented at the top of
+// uring_demo.c, tested in depth in uring_demo_test.cpp): 2 rings, 41
+// requests, each one flow; 40 of them traced as submitted by the kernel
+// (all but user_data 5001, rejected before submission, whose flow begins
+// at its req_failed).
+constexpr uint64_t kDemoEntriesA = 32, kDemoEntriesB = 16;
+constexpr size_t kDemoRequests = 41;
+constexpr size_t kDemoRingASubmitted = 23, kDemoRingBSubmitted = 17;
+// The user_data of the 40 submitted requests, sorted.
+std::vector<uint64_t> demo_submitted() {
+  std::vector<uint64_t> all;
+  for (const auto &part :
+       {sequence(101, 108), sequence(201, 208), std::vector<uint64_t>{301}, sequence(401, 404),
+        std::vector<uint64_t>{501, 502}, sequence(1001, 1012), std::vector<uint64_t>{2001, 3001},
+        sequence(4001, 4003)})
+    all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+// The trace holds one whole uring_demo run by process `pid`, told apart
+// from anything else in it by pid: the process (named uring_demo), its own
+// 2 rings and syscalls, and exactly the documented flows, each whole.
+void expect_one_demo_run(const Trace &t, uint64_t pid) {
+  SCOPED_TRACE("uring_demo pid " + std::to_string(pid));
+  std::vector<std::string> names;
+  for (const auto &r : t.records)
+    if (r.type == 7 && r.object_type == 1 && r.koid == pid)
+      names.push_back(r.name);
+  EXPECT_EQ(names, std::vector<std::string>{"uring_demo"});
+  // Its 2 rings, ring A (32 entries) first, each made in its own setup.
+  std::vector<const mt::FxtRecord *> setups, creates;
+  for (const auto *r : t.named("io_uring_setup"))
+    if (r->pid == pid)
+      setups.push_back(r);
+  for (const auto *r : t.named("create"))
+    if (r->pid == pid)
+      creates.push_back(r);
+  ASSERT_EQ(setups.size(), 2u);
+  ASSERT_EQ(creates.size(), 2u);
+  EXPECT_EQ(arg(*setups[0], "entries"), kDemoEntriesA);
+  EXPECT_EQ(arg(*setups[1], "entries"), kDemoEntriesB);
+  std::map<uint64_t, uint64_t> entries;  // ring -> sq_entries
+  for (const auto *c : creates)
+    entries[arg(*c, "ring")] = arg(*c, "sq_entries");
+  ASSERT_EQ(entries.size(), 2u);
+  // Its submits: the documented requests, each on one of its own rings.
+  std::vector<uint64_t> submitted, completed;
+  std::map<uint64_t, size_t> per_ring;
+  for (const auto *r : t.named("submit")) {
+    if (r->pid != pid)
+      continue;
+    submitted.push_back(arg(*r, "user_data"));
+    uint64_t ring = arg(*r, "ring");
+    EXPECT_TRUE(entries.count(ring)) << "user_data " << arg(*r, "user_data");
+    per_ring[ring]++;
+  }
+  std::sort(submitted.begin(), submitted.end());
+  EXPECT_EQ(submitted, demo_submitted());
+  for (const auto &[ring, n] : per_ring)
+    EXPECT_EQ(n, entries[ring] == kDemoEntriesA ? kDemoRingASubmitted : kDemoRingBSubmitted);
+  for (const auto *r : t.named("complete"))
+    if (r->pid == pid && !(arg(*r, "cflags") & 2))  // not IORING_CQE_F_MORE
+      completed.push_back(arg(*r, "user_data"));
+  std::sort(completed.begin(), completed.end());
+  auto all = demo_submitted();
+  all.push_back(5001);  // rejected, completed with -EINVAL
+  EXPECT_EQ(completed, all);
+  // Its enters submit all 41, on its own rings' fds.
+  std::set<uint64_t> fds;
+  for (const auto *s : setups)
+    fds.insert(arg(*s, "ret"));
+  uint64_t to_submit = 0;
+  for (const auto *r : t.named("io_uring_enter"))
+    if (r->pid == pid) {
+      EXPECT_TRUE(fds.count(arg(*r, "fd"))) << "enter on fd " << arg(*r, "fd");
+      to_submit += arg(*r, "to_submit");
+    }
+  EXPECT_EQ(to_submit, kDemoRequests);
+  // Its flows: one per drawn request, each begun once and ended once, and
+  // no flow of it has a point in another process.
+  std::map<uint64_t, std::pair<int, int>> flows;  // id -> (begins, ends)
+  std::set<uint64_t> other_pids_flows;
+  for (const auto &r : t.records) {
+    if (r.type != 4 || r.event_type < 8 || r.event_type > 10)
+      continue;
+    if (r.pid != pid) {
+      other_pids_flows.insert(r.extra);
+      continue;
+    }
+    flows[r.extra].first += r.event_type == 8;
+    flows[r.extra].second += r.event_type == 10;
+  }
+  EXPECT_EQ(flows.size(), kDemoRequests);
+  for (const auto &[id, points] : flows) {
+    EXPECT_EQ(points, std::make_pair(1, 1)) << "flow " << id;
+    EXPECT_FALSE(other_pids_flows.count(id)) << "flow " << id << " spans processes";
+  }
+  // Every thread of its events is its own: itself or its io-workers.
+  for (const auto &r : t.records) {
+    if (r.type == 7 && r.object_type == 2 && arg(r, "process") == pid) {
+      EXPECT_TRUE(r.koid == pid || r.name == "iou-wrk-" + std::to_string(pid)) << r.name;
+    }
+  }
+}
+
 TEST_F(E2eUring, EveryRequestOfAKnownMixIsOneWholeFlow) {
   // 40 NOPs (inline), 12 reads of a cached file (inline), 8 buffered writes
   // and 3 fsyncs (io-worker): 63 requests, user_data 1..63.
@@ -120,6 +225,52 @@ TEST_F(E2eUring, StatusLineOnATerminalOnly) {
   auto piped = run(mt({"-o", trace, "-c", traced, "uring"}), 30s);
   ASSERT_EQ(piped.exit_code, 0) << piped;
   EXPECT_FALSE(contains(piped.err, "\r")) << piped;
+}
+
+// Two uring_demo processes under one -c: each is told apart by its pid,
+// with its own 2 rings and exactly its documented flows.
+TEST_F(E2eUring, SeveralTracedProcessesAreToldApart) {
+  std::string demo = workload("uring_demo");
+  Trace t = trace_of("sh -c '" + demo + " & " + demo + "; wait'");
+  std::set<uint64_t> pids;
+  for (const auto &r : t.records) {
+    if (r.type == 4)
+      pids.insert(r.pid);
+    if (r.type == 7)
+      pids.insert(r.object_type == 1 ? r.koid : arg(r, "process"));
+  }
+  ASSERT_EQ(pids.size(), 2u);
+  for (uint64_t pid : pids)
+    expect_one_demo_run(t, pid);
+  // Four rings in all, two per process, and nothing else.
+  EXPECT_EQ(t.named("create").size(), 4u);
+  EXPECT_EQ(t.named("io_uring_setup").size(), 4u);
+  EXPECT_EQ(t.flow_points(8), 2 * kDemoRequests);
+  EXPECT_EQ(t.flow_points(10), 2 * kDemoRequests);
+}
+
+// Without -c or -p, uring.lua traces every ring made while it runs, until
+// Ctrl-C: a uring_demo started once it is ready is in the trace, whole.
+// Other processes on this machine may use io_uring meanwhile: only the
+// demo's pid is looked at.
+TEST_F(E2eUring, WithoutCommandOrPidTracesRingsMadeUntilCtrlC) {
+  TempDir dir;
+  std::string file = dir.file("uring.fxt");
+  Process tracer(mt({"-o", file, "uring"}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  Process demo({{workload("uring_demo")}});
+  uint64_t pid = static_cast<uint64_t>(demo.pid());
+  auto done = demo.wait(10s);
+  ASSERT_EQ(done.exit_code, 0) << done;
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(10s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  auto problems = mt::testing::perfetto_problems_in_file(file);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  Trace t;
+  t.records = mt::read_fxt(read_file(file));
+  SCOPED_TRACE(r.err);  // the event and lost counts
+  expect_one_demo_run(t, pid);
 }
 
 }  // namespace

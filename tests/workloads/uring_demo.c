@@ -8,7 +8,7 @@
  * no IOPOLL, no DEFER_TASKRUN), and exist until the end, so they have
  * distinct fds: 2 io_uring_setup calls, entries 32 (ring A: sq_entries 32,
  * cq_entries 64) then entries 16 (ring B: sq_entries 16, cq_entries 32).
- * Then steps A1 A2 A3 B1 B2 B3 run in this order:
+ * Then steps A1 A2 A3 A4 B1 B2 B3 B4 B5 run in this order:
  *
  * Ring A, user_data below 1000:
  *   A1, one io_uring_submit_and_wait(16), interleaved NOP, READ, NOP, ...:
@@ -29,7 +29,20 @@
  *       (buffered writes to the temp file; on 6.18 with ext4 or tmpfs they
  *       are punted with io_uring_queue_async_work and completed on an
  *       iou-wrk-PID thread; were one to complete inline, that is fine)
- *   Ring A: 21 submissions (NOP 8, READ 9, WRITE 4), 21 completions.
+ *   A4, one io_uring_submit (2); the ring is seen to hold no completion;
+ *   then write(2) of 4096 bytes to a new pipe; both completions are
+ *   reaped, the read's first:
+ *     1 IORING_OP_READ of 4 KiB     user_data 501        res 4096  poll
+ *       (of an empty pipe, as in A2: file_get, poll_arm, task_add)
+ *     1 IORING_OP_NOP, IOSQE_IO_DRAIN
+ *                                   user_data 502        res 0     drained
+ *       (behind the pending read: io_uring_defer at submission; once the
+ *       read completes, the kernel runs it from task work on this thread
+ *       and, on 6.18, punts it to io-wq: io_uring_queue_async_work, then
+ *       the completion on an iou-wrk-PID thread. A drain leaves the ring
+ *       draining until its next request, which would be deferred too:
+ *       A4 is the last step of ring A.)
+ *   Ring A: 23 submissions (NOP 9, READ 10, WRITE 4), 23 completions.
  *
  * Ring B, user_data 1000 and above:
  *   B1, one io_uring_submit_and_wait(12):
@@ -50,16 +63,36 @@
  *                                   user_data 3001       res 0
  *       and the poll's final completion: user_data 2001, res -ECANCELED,
  *       without IORING_CQE_F_MORE
- *   Ring B: 14 submissions (NOP 12, POLL_ADD 1, POLL_REMOVE 1), 18
- *   completions: 4 with IORING_CQE_F_MORE (all user_data 2001), 14 final.
+ *   B4, one io_uring_submit_and_wait(3), a chain of 3 linked requests whose
+ *   head fails when it is issued; completions in chain order:
+ *     1 IORING_OP_READ of a closed fd, IOSQE_IO_LINK
+ *                                   user_data 4001       res -EBADF
+ *       (io_uring_file_get, then its completion)
+ *     2 IORING_OP_NOP               user_data 4002, 4003 res -ECANCELED
+ *       (4002 carries IOSQE_IO_LINK: 2 io_uring_link events, 4002 after
+ *       4001 and 4003 after 4002. Neither is run: after the head's
+ *       completion the kernel fires 2 io_uring_fail_link events, whose req
+ *       and user_data are the head's (4001) and whose link is the
+ *       cancelled request, 4002 then 4003; then their completions.)
+ *   B5, one io_uring_submit_and_wait(1):
+ *     1 IORING_OP_NOP with sqe->flags 0x80, a bit no IOSQE_ flag uses
+ *                                   user_data 5001       res -EINVAL
+ *       (rejected by io_init_req: io_uring_req_failed, error -EINVAL, then
+ *       its completion. The kernel fires no io_uring_submit_req for it,
+ *       and counts it as submitted: the enter returns 1.)
+ *   Ring B: 18 submissions (NOP 15, POLL_ADD 1, POLL_REMOVE 1, READ 1), 22
+ *   completions: 4 with IORING_CQE_F_MORE (all user_data 2001), 18 final.
  *
- * In all: 35 requests, each submitted once and completed finally once; 39
- * completions, 4 of them with IORING_CQE_F_MORE. The io_uring_enter calls'
- * to_submit sum to 35: 21 on ring A's fd (16, 1, 4), 14 on ring B's (12,
- * 1, 1); any other enter (a wait) submits 0. No registered files or
- * buffers, no threads of our own: the only other threads are the kernel's
- * iou-wrk workers, and every wakeup comes from this process's own write(2)
- * calls, so every event of a request happens in this process.
+ * In all: 41 requests, each submitted once and completed finally once; 45
+ * completions, 4 of them with IORING_CQE_F_MORE; 40 io_uring_submit_req
+ * events (all but 5001). The io_uring_enter calls' to_submit sum to 41: 23
+ * on ring A's fd (16, 1, 4, 2), 18 on ring B's (12, 1, 1, 3, 1); any other
+ * enter (a wait) submits 0. Hops: 11 io_uring_link, 2 io_uring_poll_arm
+ * (301, 501), 1 io_uring_defer (502), 2 io_uring_fail_link (head 4001),
+ * 1 io_uring_req_failed (5001). No registered files or buffers, no
+ * threads of our own: the only other threads are the kernel's iou-wrk
+ * workers, and every wakeup comes from this process's own write(2) calls,
+ * so every event of a request happens in this process.
  *
  * Every completion is checked (expected user_data, seen once, res, flags,
  * link order, data read); on any failure it prints why on stderr and exits
@@ -88,7 +121,15 @@ enum {
   kLinkData = 1001,
   kPollData = 2001,
   kRemoveData = 3001,
+  kDrainReadData = 501,
+  kDrainData = 502,
+  kFailHeadData = 4001,
+  kCancelledData = 4002, /* and 4003 */
+  kRejectedData = 5001,
 };
+enum { kCancelled = 2 };
+/* An sqe->flags bit that no IOSQE_ flag uses (6.18 has bits 0..6). */
+enum { kUndefinedSqeFlag = 0x80 };
 
 static void fail(const char *format, ...) {
   va_list ap;
@@ -169,7 +210,7 @@ static char bufs[kReads + kWrites][kBlock] __attribute__((aligned(kBlock)));
 static char pipe_buf[kBlock];
 
 /* Ring A: inline NOPs and cached reads, a read that waits on a pipe (poll),
- * buffered writes (io-wq). */
+ * buffered writes (io-wq), a drained NOP deferred behind a pending read. */
 static void ring_a(struct io_uring *ring, int file) {
   /* A1: NOPs and reads, interleaved, one batch. */
   for (int i = 0; i < kNops; i++) {
@@ -240,10 +281,40 @@ static void ring_a(struct io_uring *ring, int file) {
       fail("A3: user_data=%llu completed twice", (unsigned long long)c.user_data);
     expect(&c, kBlock, 0, "A3");
   }
+
+  /* A4: a drained NOP behind a read of an empty pipe; the ring keeps
+   * draining afterwards, so this is ring A's last step. */
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    fail("A4: pipe: %s", strerror(errno));
+  memset(pipe_buf, 0, sizeof pipe_buf);
+  sqe = sqe_of(ring, kDrainReadData);
+  io_uring_prep_read(sqe, fds[0], pipe_buf, kBlock, 0);
+  sqe->user_data = kDrainReadData;
+  sqe = sqe_of(ring, kDrainData);
+  io_uring_prep_nop(sqe);
+  sqe->user_data = kDrainData;
+  sqe->flags |= IOSQE_IO_DRAIN;
+  submit(ring, 2, 0, "A4");
+  no_completion_yet(ring, "A4");
+  if (write(fds[1], message, sizeof message) != (ssize_t)sizeof message)
+    fail("A4: write to the pipe: %s", strerror(errno));
+  c = reap(ring, "A4");
+  if (c.user_data != kDrainReadData)
+    fail("A4: completion user_data=%llu before the read's", (unsigned long long)c.user_data);
+  expect(&c, kBlock, 0, "A4");
+  if (memcmp(pipe_buf, message, kBlock) != 0)
+    fail("A4: pipe read got wrong data");
+  c = reap(ring, "A4");
+  if (c.user_data != kDrainData)
+    fail("A4: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+  expect(&c, 0, 0, "A4");
+  close(fds[0]);
+  close(fds[1]);
   no_completion_yet(ring, "ring A end");
 }
 
-/* Ring B: linked chains of NOPs, a multishot poll and its removal. */
+/* Ring B: linked chains of NOPs, a multishot poll and its removal, a chain
+ * whose head fails, a request the kernel rejects before submitting it. */
 static void ring_b(struct io_uring *ring) {
   /* B1: chains of linked NOPs, one batch. */
   for (int i = 0; i < kChains * kChainLength; i++) {
@@ -302,8 +373,48 @@ static void ring_b(struct io_uring *ring) {
     else
       fail("B3: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
   }
-  no_completion_yet(ring, "ring B end");
   close(efd);
+
+  /* B4: a chain whose head, a read of a closed fd, fails when issued: the
+   * two NOPs linked behind it are cancelled. */
+  int gone[2];
+  if (pipe2(gone, O_CLOEXEC) != 0)
+    fail("B4: pipe: %s", strerror(errno));
+  close(gone[0]);
+  close(gone[1]);
+  static char unread[kBlock];
+  sqe = sqe_of(ring, kFailHeadData);
+  io_uring_prep_read(sqe, gone[0], unread, kBlock, 0);
+  sqe->user_data = kFailHeadData;
+  sqe->flags |= IOSQE_IO_LINK;
+  for (int i = 0; i < kCancelled; i++) {
+    sqe = sqe_of(ring, kCancelledData + i);
+    io_uring_prep_nop(sqe);
+    sqe->user_data = kCancelledData + i;
+    if (i + 1 < kCancelled)
+      sqe->flags |= IOSQE_IO_LINK;
+  }
+  submit(ring, 1 + kCancelled, 1 + kCancelled, "B4");
+  for (int i = 0; i < 1 + kCancelled; i++) {
+    struct completion c = reap(ring, "B4");
+    if (c.user_data != (uint64_t)kFailHeadData + i)
+      fail("B4: completion user_data=%llu, expected %d (chain order)",
+           (unsigned long long)c.user_data, kFailHeadData + i);
+    expect(&c, i == 0 ? -EBADF : -ECANCELED, 0, "B4");
+  }
+
+  /* B5: a NOP with an undefined sqe flag, rejected by io_init_req; the
+   * kernel still counts it as submitted and completes it. */
+  sqe = sqe_of(ring, kRejectedData);
+  io_uring_prep_nop(sqe);
+  sqe->user_data = kRejectedData;
+  sqe->flags |= kUndefinedSqeFlag;
+  submit(ring, 1, 1, "B5");
+  struct completion c = reap(ring, "B5");
+  if (c.user_data != kRejectedData)
+    fail("B5: unexpected completion user_data=%llu", (unsigned long long)c.user_data);
+  expect(&c, -EINVAL, 0, "B5");
+  no_completion_yet(ring, "ring B end");
 }
 
 int main(int argc, char **argv) {
