@@ -59,6 +59,13 @@ script = os.path.join(here, "aggregation_probe.lua")
 TP = "tracepoint:io_uring:io_uring_complete"
 
 
+
+def settle():
+    """moontrace exits at once and leaves closing its probes (an RCU grace
+    period each) to a child: wait for it, so runs do not overlap."""
+    while subprocess.run(["pgrep", "-x", "moontrace"], stdout=subprocess.DEVNULL).returncode == 0:
+        time.sleep(0.05)
+
 def moontrace(kind, target=True):
     # -p PID: the same in-kernel target filter as -c (one hash lookup a hit).
     return lambda pid: ([mt, "-f", "json"] + (["-p", str(pid)] if target else [])
@@ -197,6 +204,7 @@ def run(i, cpu):
             return (t1 - t0) / 1e9, None, ["hung"]
         for t in threads:
             t.join()
+        settle()
         if count:
             total, bad = count("\n".join(out), "\n".join(err))
             if total is None:

@@ -50,6 +50,13 @@ bt_small = ('tracepoint:io_uring:io_uring_complete { printf("%llu\\n", args->use
 bt_empty = 'BEGIN { printf("begin\\n"); exit(); }'
 
 
+
+def settle():
+    """moontrace exits at once and leaves closing its probes (an RCU grace
+    period each) to a child: wait for it, so runs do not overlap."""
+    while subprocess.run(["pgrep", "-x", "moontrace"], stdout=subprocess.DEVNULL).returncode == 0:
+        time.sleep(0.05)
+
 def mt_attached(stream, line):
     # "moontrace: attached N probes; ..." (earlier: "tracing N probes"),
     # printed right after the last probe is attached, before `begin` runs.
@@ -105,6 +112,7 @@ def run_once(argv, extra, marker):
                     t_mark = now
     _, status, usage = os.wait4(p.pid, 0)  # usage includes reaped grandchildren
     t1 = time.perf_counter_ns()
+    settle()
     p.returncode = os.waitstatus_to_exitcode(status)
     p.stdout.close()
     p.stderr.close()
