@@ -242,14 +242,17 @@ class ProbeWriter {
     // space, and the keys of the aggregations and latency pairs it feeds
     // first. `args` and `retval` name file-scope stand-ins for typeof().
     bool sends = !decl.captures.empty() || decl.has_handler;
+    // They are macros only inside typeof(), so members may share their
+    // names (a capture of `retval` is a member `retval`).
     out_ << "extern " + args_struct + " __mt_targs_" + n + ";\n";
-    out_ << "#define args __mt_targs_" + n + "\n";
-    if (!retval_type.empty())
-      out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n#define retval __mt_tretval_" +
-                  n + "\n";
+    stand_ins_ = {{"args", "__mt_targs_" + n}};
+    if (!retval_type.empty()) {
+      out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n";
+      stand_ins_.push_back({"retval", "__mt_tretval_" + n});
+    }
     // A pair's start probe is declared, so generated, before its stop.
     if (decl.latency_stop >= 0)
-      out_ << "#define start __mt_start_" + std::to_string(decl.latency_stop) + "\n";
+      stand_ins_.push_back({"start", "__mt_start_" + std::to_string(decl.latency_stop)});
     if (sends) {
       gp.record = "mt_rec_" + n;
       // Drawn events carry their time and thread for the trace file.
@@ -265,11 +268,7 @@ class ProbeWriter {
     for (int id : decl.aggregations)
       if (defined_aggregations_.insert(id).second)
         write_aggregation_map(in_.decl->aggregations[id], rp);
-    out_ << "#undef args\n";
-    if (decl.latency_stop >= 0)
-      out_ << "#undef start\n";
-    if (!retval_type.empty())
-      out_ << "#undef retval\n";
+    stand_ins_.clear();
 
     // The program.
     out_ << "SEC(\"" + std::string(section_prefix(kind)) +
@@ -377,8 +376,12 @@ class ProbeWriter {
         // numbers; typeof() at file scope would refuse map_get() in them.
         out_ << "  __u64 " + c.name + ";\n";
       } else {
-        out_ << "  __typeof__(";
+        out_ << "  __typeof__(\n";
+        for (const auto &[name, stand_in] : stand_ins_)
+          out_ << "#define " + name + " " + stand_in + "\n";
         out_.expression(c.expr);
+        for (const auto &[name, stand_in] : stand_ins_)
+          out_ << "#undef " + name + "\n";
         out_ << ") " + c.name + ";\n";
       }
     }
@@ -480,6 +483,8 @@ class ProbeWriter {
   CTypeEmitter *types_;
   Emitter &out_;
   std::set<int> defined_aggregations_, defined_latencies_;
+  // (name, file-scope stand-in) of what expressions name, for typeof().
+  std::vector<std::pair<std::string, std::string>> stand_ins_;
 };
 
 void write_params(const Declaration &decl, Emitter &out) {

@@ -40,6 +40,7 @@ TEST_F(E2eProbeKinds, UprobeAndUretprobeSeeArgumentsAndResult) {
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "entries"), std::vector<uint64_t>{16}) << r;
   EXPECT_EQ(values_of(r.out, "result"), std::vector<uint64_t>{0}) << r;
+  EXPECT_EQ(values_of(r.out, "retval"), std::vector<uint64_t>{0}) << r;
 }
 
 }  // namespace

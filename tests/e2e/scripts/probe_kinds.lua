@@ -14,5 +14,7 @@ elseif kind == "data_loc" then
 elseif kind == "uprobe" then
   local lib = "/usr/lib/x86_64-linux-gnu/liburing.so.2"
   probe("uprobe:" .. lib .. ":io_uring_queue_init", { capture = { entries = "args.arg0" } })
-  probe("uretprobe:" .. lib .. ":io_uring_queue_init", { capture = { result = "(int)retval" } })
+  -- `retval` captured under its own name, and through an expression
+  probe("uretprobe:" .. lib .. ":io_uring_queue_init",
+        { capture = { "retval", result = "(int)retval" } })
 end
