@@ -93,6 +93,7 @@ struct DrawDecl {
   std::string duration;                // Slice: capture holding its length in ns; "" 1 ns
   std::string track;                   // capture keying a track of its own; "" the thread's
   std::string track_name;              // that track's name, followed by the key in hex
+  bool process_track = false;          // the track is the process's own (keyed by pid)
   std::string flow;                    // capture holding the flow id; "" no flow point
   enum class Flow { Begin, Step, End } flow_point = Flow::Step;
 };

@@ -87,7 +87,8 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
     header_[i] = {ts->offset, task->offset};
     record_sizes_[i] = layout.size;
     for (const auto &d : probe.draws) {
-      Plan plan{d.kind, d.name, d.category, d.track_name, {}, {}, {}, {}, d.flow_point};
+      Plan plan{d.kind, d.name, d.category,  d.process_track ? "" : d.track_name, {}, {},
+                {},     {},     d.flow_point};
       for (const auto &a : d.args)
         if (auto f = find(layout.fields, a))
           plan.args.push_back(*f);
@@ -120,6 +121,11 @@ void FxtSink::thread_named(const void *data, size_t size) {
     name_thread(pid, tid);  // renamed after it was drawn: Perfetto takes the last name
 }
 
+std::string FxtSink::process_name(uint64_t pid) {
+  learn_name(pid, pid);
+  return names_[pid];
+}
+
 void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
   if (named_processes_.insert(pid).second) {
     learn_name(pid, pid);
@@ -139,7 +145,7 @@ uint64_t FxtSink::track_thread(uint64_t pid, uint64_t key, const std::string &na
   if (named_tracks_.insert(koid).second) {
     char hex[32];
     std::snprintf(hex, sizeof(hex), " 0x%llx", static_cast<unsigned long long>(key));
-    writer_->thread(pid, koid, name + hex);
+    writer_->thread(pid, koid, name.empty() ? process_name(pid) + " (process)" : name + hex);
   }
   return koid;
 }

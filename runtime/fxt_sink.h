@@ -51,7 +51,7 @@ class FxtSink {
  private:
   struct Plan {
     DrawDecl::Kind kind;
-    std::string name, category, track_name;
+    std::string name, category, track_name;  // track_name "": the process's own track
     std::vector<RecordField> args;
     std::optional<RecordField> duration, track, flow;
     DrawDecl::Flow flow_point;
@@ -63,6 +63,7 @@ class FxtSink {
   void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
                   const std::string &category, uint64_t key);
   uint64_t track_thread(uint64_t pid, uint64_t key, const std::string &name);
+  std::string process_name(uint64_t pid);
 
   std::string path_;
   std::FILE *file_ = nullptr;

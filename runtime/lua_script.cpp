@@ -310,7 +310,16 @@ struct LuaApi {
     if (lua_isstring(L, -1))
       d.duration = hidden_capture(L, p, tag + "duration", lua_tostring(L, -1));
     lua_getfield(L, t, "track");
-    if (lua_istable(L, -1)) {
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      // "thread" (the default) or "process": one track for the whole process.
+      std::string track = lua_tostring(L, -1);
+      if (track == "process") {
+        d.track = hidden_capture(L, p, tag + "track", "pid");
+        d.process_track = true;
+      } else if (track != "thread") {
+        luaL_error(L, "draw track must be \"thread\", \"process\" or {id=, name=}");
+      }
+    } else if (lua_istable(L, -1)) {
       lua_getfield(L, -1, "id");
       if (!lua_isstring(L, -1))
         luaL_error(L, "draw track needs id = \"C expression\"");

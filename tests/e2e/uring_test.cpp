@@ -211,6 +211,36 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
   }
 }
 
+TEST_F(E2eUring, DrawnEventsGoToThreadProcessOrKeyedTracks) {
+  TempDir dir;
+  std::string file = dir.file("t.fxt");
+  std::string script = dir.write("tracks.lua", R"(
+fxt{ file = "unused.fxt" }
+probe("tracepoint:io_uring:io_uring_complete", { draw = {
+  { kind = "instant", name = "on_thread", args = { "args.user_data" } },
+  { kind = "instant", name = "on_process", track = "process" },
+  { kind = "instant", name = "on_parity", track = { id = "args.user_data % 2", name = "parity" } },
+} })
+)");
+  auto r = run(mt({"-o", file, "-c", workload("nop_storm") + " 4", script}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(mt::testing::perfetto_problems_in_file(file).empty());
+  Trace t;
+  t.records = mt::read_fxt(read_file(file));
+  auto names = t.thread_names();
+  EXPECT_TRUE(names.count("nop_storm (process)")) << r;
+  EXPECT_TRUE(names.count("parity 0x0") && names.count("parity 0x1")) << r;
+  std::set<uint64_t> process_tracks, parity_tracks;
+  for (const auto *e : t.named("on_process"))
+    process_tracks.insert(e->tid);
+  for (const auto *e : t.named("on_parity"))
+    parity_tracks.insert(e->tid);
+  EXPECT_EQ(t.named("on_thread").size(), 4u);
+  EXPECT_EQ(process_tracks.size(), 1u);
+  EXPECT_EQ(parity_tracks.size(), 2u);
+  EXPECT_EQ(t.named("on_thread")[0]->tid, t.named("on_thread")[0]->pid);
+}
+
 TEST_F(E2eUring, StatusLineOnATerminalOnly) {
   TempDir dir;
   std::string trace = dir.file("t.fxt");
