@@ -110,6 +110,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "tmpfile.h"
+
 enum { kBlock = 4096, kFileSize = 64 * 1024 };
 enum { kEntriesA = 32, kEntriesB = 16 };
 enum { kNops = 8, kReads = 8, kWrites = 4, kChains = 3, kChainLength = 4, kPollShots = 4 };
@@ -139,22 +141,6 @@ static void fail(const char *format, ...) {
   fputc('\n', stderr);
   va_end(ap);
   exit(1);
-}
-
-static int open_tmpfile(void) {
-  const char *dir = getenv("TMPDIR");
-  if (!dir || !*dir)
-    dir = "/tmp";
-  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd >= 0)
-    return fd;
-  /* Filesystems without O_TMPFILE: a named file, unlinked at once. */
-  char path[4096];
-  snprintf(path, sizeof path, "%s/uring_demo-XXXXXX", dir);
-  fd = mkstemp(path);
-  if (fd >= 0)
-    unlink(path);
-  return fd;
 }
 
 static struct io_uring_sqe *sqe_of(struct io_uring *ring, uint64_t user_data) {
@@ -423,7 +409,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: uring_demo (no arguments)\n");
     return 2;
   }
-  int file = open_tmpfile();
+  int file = open_tmpfile("uring_demo");
   if (file < 0)
     fail("temporary file: %s", strerror(errno));
   static char fill[kFileSize];

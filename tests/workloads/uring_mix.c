@@ -26,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpfile.h"
+
 enum { kDepth = 64, kBatch = 16, kBlock = 4096, kFileSize = 64 * 1024 };
 enum { kNop, kRead, kWrite, kFsync, kKinds };
 static const char *const kNames[kKinds] = {"nop", "read", "write", "fsync"};
@@ -37,22 +39,6 @@ static int parse_count(const char *text, unsigned long *out) {
   return errno == 0 && end != text && *end == '\0' && text[0] != '-';
 }
 
-static int open_tmpfile(void) {
-  const char *dir = getenv("TMPDIR");
-  if (!dir || !*dir)
-    dir = "/tmp";
-  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd >= 0)
-    return fd;
-  /* Filesystems without O_TMPFILE: a named file, unlinked at once. */
-  char path[4096];
-  snprintf(path, sizeof path, "%s/uring_mix-XXXXXX", dir);
-  fd = mkstemp(path);
-  if (fd >= 0)
-    unlink(path);
-  return fd;
-}
-
 int main(int argc, char **argv) {
   unsigned long left[kKinds];
   if (argc != 5 || !parse_count(argv[1], &left[kNop]) || !parse_count(argv[2], &left[kRead]) ||
@@ -61,7 +47,7 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  int fd = open_tmpfile();
+  int fd = open_tmpfile("uring_mix");
   if (fd < 0) {
     fprintf(stderr, "uring_mix: temporary file: %s\n", strerror(errno));
     return 1;
