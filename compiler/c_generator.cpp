@@ -169,6 +169,13 @@ const char *section_prefix(ProbeKind kind) {
   }
 }
 
+// The map reads of mt_aggregate.h, as expressions of their type only.
+const std::pair<const char *, const char *> kMapReadTypes[] = {
+    {"map_get", "(m, k) (*(m).value)"},
+    {"map_ptr", "(m, k) ((m).value)"},
+    {"map_has", "(m, k) ((bool)0)"},
+};
+
 // x86-64 argument registers in struct pt_regs, in calling-convention order.
 const char *const kArgRegs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
@@ -379,7 +386,14 @@ class ProbeWriter {
         out_ << "  __typeof__(\n";
         for (const auto &[name, stand_in] : stand_ins_)
           out_ << "#define " + name + " " + stand_in + "\n";
+        // Map reads are statement expressions, which file scope refuses:
+        // inside typeof() only their type matters.
+        for (const auto &[name, stand_in] : kMapReadTypes)
+          out_ << "#pragma push_macro(\"" + std::string(name) + "\")\n#undef " + name +
+                      "\n#define " + name + stand_in + "\n";
         out_.expression(c.expr);
+        for (const auto &[name, stand_in] : kMapReadTypes)
+          out_ << "#pragma pop_macro(\"" + std::string(name) + "\")\n";
         for (const auto &[name, stand_in] : stand_ins_)
           out_ << "#undef " + name + "\n";
         out_ << ") " + c.name + ";\n";

@@ -30,6 +30,12 @@ local kept = map{ name = "kept", type = "lru_hash", key = { ring = "u64", req = 
                   value = "u8", size = 65536 }
 -- Kept requests by (ring, user_data): multishot completions after the
 -- first come without a request pointer (req is 0), only their user_data.
+-- Each ring's fd in its process, and requests submitted (low 32 bits) and
+-- completed (high 32 bits) on it so far: an io_uring_enter tells how many
+-- of each happened while it ran.
+local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
+                        size = 4096 }
+local ring_counts = map{ name = "ring_counts", key = "u64", value = "u64", size = 4096 }
 local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
@@ -45,7 +51,8 @@ local decide = "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 <
                "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
 
 probe("tracepoint:io_uring:io_uring_create", {
-  action = "map_set(rings, (__u64)args.ctx, 1); map_set(owners, pid, 1);",
+  action = "map_set(rings, (__u64)args.ctx, 1); map_set(owners, pid, 1); " ..
+           "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
 })
@@ -53,7 +60,7 @@ probe("tracepoint:io_uring:io_uring_create", {
 -- Submission decides whether the request is kept; the flow begins here.
 probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
   filter = ring_traced,
-  action = decide,
+  action = "map_add(ring_counts, (__u64)args.ctx, 1); " .. decide,
   draw = { kind = "slice", name = "submit", category = cat,
            args = { "args.user_data", "args.opcode", op = "args.op_str", "args.flags", "args.sq_thread",
                     ring = "args.ctx", req = "args.req" },
@@ -97,9 +104,15 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 })
 probe("tracepoint:io_uring:io_uring_req_failed", {
   filter = ring_traced .. " && !map_has(kept, " .. request .. ")",
-  action = decide,
+  action = "map_add(ring_counts, (__u64)args.ctx, 1); " .. decide,
   draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
            flow = { id = flow_id, point = "begin" } },
+})
+
+-- Every completion of a traced ring is counted, sampled or not.
+probe("tracepoint:io_uring:io_uring_complete", {
+  filter = ring_traced,
+  action = "map_add(ring_counts, (__u64)args.ctx, 1ULL << 32);",
 })
 
 -- Completion ends the flow, unless more completions follow (multishot:
@@ -137,8 +150,9 @@ instant("cqring_wait", { "args.min_events" })
 
 -- The syscalls, as slices on the calling thread holding the hops inside:
 -- timed from entry to exit, arguments carried from the entry.
-local function syscall(name, fields)
-  local args, carry = { ret = "args.ret" }, {}
+local function syscall(name, fields, more_carry, more_args)
+  local args, carry = more_args or {}, more_carry or {}
+  args.ret = "args.ret"
   for _, field in ipairs(fields) do
     args[field] = "start." .. field
     carry[field] = "args." .. field
@@ -155,4 +169,8 @@ local function syscall(name, fields)
 end
 syscall("io_uring_setup", { "entries" })
 syscall("io_uring_register", { "fd", "opcode", "nr_args" })
-syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" })
+local enter_ring = "map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd))"
+local counted = "(map_get(ring_counts, start.ring) - start.counts)"
+syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
+        { ring = enter_ring, counts = "map_get(ring_counts, " .. enter_ring .. ")" },
+        { submitted = counted .. " & 0xffffffff", completed = counted .. " >> 32" })

@@ -616,5 +616,25 @@ TEST_F(E2eUringDemo, PidTracesOnlyThatInstance) {
   EXPECT_EQ(submitted, submitted_requests());
 }
 
+// Each io_uring_enter slice tells how many requests were submitted and
+// completed on its ring while it ran: submitted is what the kernel
+// returns, and an enter that waited for N completions saw at least N.
+TEST_F(E2eUringDemo, EnterSlicesCountTheirSubmissionsAndCompletions) {
+  Trace t = trace_of(workload("uring_demo"));
+  uint64_t submitted = 0;
+  for (const auto *r : t.named("io_uring_enter")) {
+    SCOPED_TRACE("enter at " + std::to_string(r->ts));
+    EXPECT_EQ(arg(*r, "submitted"), arg(*r, "ret"));
+    if (arg(*r, "flags") & 1)  // IORING_ENTER_GETEVENTS: waited for min_complete
+      EXPECT_GE(arg(*r, "completed"), arg(*r, "min_complete"));
+    submitted += arg(*r, "submitted");
+  }
+  EXPECT_EQ(submitted, kRequests);
+  // Ring A's first enter: 8 NOPs and 8 cached reads, all inline.
+  const auto *first = t.named("io_uring_enter").front();
+  EXPECT_EQ(arg(*first, "to_submit"), 16u);
+  EXPECT_EQ(arg(*first, "completed"), 16u);
+}
+
 }  // namespace
 }  // namespace e2e
