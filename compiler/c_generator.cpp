@@ -339,11 +339,10 @@ class ProbeWriter {
         write_capture(rp, c, reads_user, "__sv.");
       out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, " + id + ");\n";
     }
-    if (!decl.action.text.empty()) {
-      out_ << "  {";
+    // Not in a block of its own: locals the action declares are there for
+    // the drawn values after it (flow ids, tracks, durations).
+    if (!decl.action.text.empty())
       out_.expression(decl.action);
-      out_ << "  }\n";
-    }
     for (int id : decl.aggregations)
       write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
     if (sends) {

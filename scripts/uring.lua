@@ -83,6 +83,36 @@ hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.op_st
 hop("defer", { user_data = "args.data", "args.opcode", op = "args.op_str" })
 hop("link", { target = "args.target_req" })
 
+-- Linked requests (IOSQE_IO_LINK, IO_HARDLINK): a flow from each request's
+-- completion to the next one's, in chain order. The link event names the
+-- new request (req) and the one before it (target_req); both must be kept.
+local chain_next = map{ name = "chain_next", type = "lru_hash", key = { ring = "u64", req = "u64" },
+                        value = "u64", size = 65536 }
+local chain_prev = map{ name = "chain_prev", type = "lru_hash", key = { ring = "u64", req = "u64" },
+                        value = "u8", size = 65536 }
+local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from request flows
+probe("tracepoint:io_uring:io_uring_link", {
+  filter = is_kept .. " && map_get(kept, map_key(kept, (__u64)args.ctx, (__u64)args.target_req)) == 1",
+  action = "map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
+           "(__u64)args.req); map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);",
+})
+local next_key = "map_key(chain_next, (__u64)args.ctx, (__u64)args.req)"
+local prev_key = "map_key(chain_prev, (__u64)args.ctx, (__u64)args.req)"
+probe("tracepoint:io_uring:io_uring_complete", {
+  filter = "!(args.cflags & 2) && map_has(chain_next, " .. next_key .. ")",
+  action = "__u64 next = map_get(chain_next, " .. next_key .. "); map_del(chain_next, " ..
+           next_key .. ");",
+  draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { "args.user_data" },
+           flow = { id = "(next ^ ((__u64)args.ctx << 16) ^ " .. chain_salt .. ")",
+                    point = "begin" } },
+})
+probe("tracepoint:io_uring:io_uring_complete", {
+  filter = "!(args.cflags & 2) && map_has(chain_prev, " .. prev_key .. ")",
+  action = "map_del(chain_prev, " .. prev_key .. ");",
+  draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { "args.user_data" },
+           flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
+})
+
 -- A cancelled link: the event names the failed head (req, user_data) and
 -- the cancelled request (link), which is the one whose flow it joins.
 probe("tracepoint:io_uring:io_uring_fail_link", {

@@ -81,7 +81,7 @@ const std::set<std::string> kHopNames = {
     "defer",  "link",     "fail_link",        "req_failed", "complete"};
 
 bool is_flow(const mt::FxtRecord &r) {
-  return r.type == 4 && r.event_type >= 8 && r.event_type <= 10;
+  return r.type == 4 && r.event_type >= 8 && r.event_type <= 10 && r.category == "io_uring";
 }
 
 // The slice Perfetto binds a flow point to: the topmost slice open on the
@@ -634,6 +634,38 @@ TEST_F(E2eUringDemo, EnterSlicesCountTheirSubmissionsAndCompletions) {
   const auto *first = t.named("io_uring_enter").front();
   EXPECT_EQ(arg(*first, "to_submit"), 16u);
   EXPECT_EQ(arg(*first, "completed"), 16u);
+}
+
+// Linked requests: a flow from each request's completion to the next
+// one's, in chain order (the 3 chains of 4 NOPs, and the failing chain).
+TEST_F(E2eUringDemo, LinkedRequestsAreChainedByFlows) {
+  Trace t = trace_of(workload("uring_demo"));
+  // Each chain flow point sits at the start of its own link_next or
+  // link_prev slice, on the same thread.
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> user_data_at;  // (tid, ts) -> user_data
+  for (const char *name : {"link_next", "link_prev"})
+    for (const auto *r : t.named(name))
+      user_data_at[{r->tid, r->ts}] = arg(*r, "user_data");
+  std::map<uint64_t, uint64_t> from, to;  // flow id -> user_data
+  for (const auto &r : t.records) {
+    if (r.type != 4 || (r.event_type != 8 && r.event_type != 10) || r.category != "io_uring_link")
+      continue;
+    auto at = user_data_at.find({r.tid, r.ts});
+    if (at != user_data_at.end())
+      (r.event_type == 8 ? from : to)[r.extra] = at->second;
+  }
+  std::set<std::pair<uint64_t, uint64_t>> links;
+  for (const auto &[id, user_data] : from) {
+    ASSERT_TRUE(to.count(id)) << "chain flow from " << user_data << " never ends";
+    links.insert({user_data, to[id]});
+  }
+  std::set<std::pair<uint64_t, uint64_t>> expected = {{4001, 4002}, {4002, 4003}};
+  for (uint64_t head : {1001, 1005, 1009})
+    for (uint64_t i = 0; i < 3; i++)
+      expected.insert({head + i, head + i + 1});
+  EXPECT_EQ(links, expected);
+  EXPECT_EQ(t.named("link_next").size(), kLinks);
+  EXPECT_EQ(t.named("link_prev").size(), kLinks);
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ void expect_one_demo_run(const Trace &t, uint64_t pid) {
   std::map<uint64_t, std::pair<int, int>> flows;  // id -> (begins, ends)
   std::set<uint64_t> other_pids_flows;
   for (const auto &r : t.records) {
-    if (r.type != 4 || r.event_type < 8 || r.event_type > 10)
+    if (r.type != 4 || r.event_type < 8 || r.event_type > 10 || r.category != "io_uring")
       continue;
     if (r.pid != pid) {
       other_pids_flows.insert(r.extra);

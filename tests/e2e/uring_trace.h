@@ -24,9 +24,11 @@ struct Trace {
         out.push_back(&r);
     return out;
   }
-  size_t flow_points(int event_type) const {
+  // Flow points of one kind (8 begin, 9 step, 10 end): request flows by
+  // default, chain flows with category "io_uring_link".
+  size_t flow_points(int event_type, const std::string &category = "io_uring") const {
     return std::count_if(records.begin(), records.end(), [&](const mt::FxtRecord &r) {
-      return r.type == 4 && r.event_type == event_type;
+      return r.type == 4 && r.event_type == event_type && r.category == category;
     });
   }
   std::set<std::string> thread_names() const {
