@@ -14,15 +14,8 @@ namespace mt {
 namespace {
 
 // io_uring_submit_req as kernel 6.18 lays it out.
-const char *kSubmitFormat = R"(name: io_uring_submit_req
-ID: 2140
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:void * ctx;	offset:8;	size:8;	signed:0;
+const char *kSubmitFormat = "name: io_uring_submit_req\nID: 2140\nformat:\n" MT_COMMON_FIELDS
+                            R"(	field:void * ctx;	offset:8;	size:8;	signed:0;
 	field:void * req;	offset:16;	size:8;	signed:0;
 	field:unsigned long long user_data;	offset:24;	size:8;	signed:0;
 	field:u8 opcode;	offset:32;	size:1;	signed:0;

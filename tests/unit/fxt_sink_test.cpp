@@ -147,6 +147,16 @@ struct ProbeSpec {
   std::vector<DrawDecl> draws;
 };
 
+// Three probes drawing `kind` that begin, step and end a flow keyed by
+// __d0_flow: probe 0 begins, 1 steps, 2 ends.
+std::vector<ProbeSpec> flow_probes(const RecordLayout &layout, DrawDecl::Kind kind,
+                                   const std::string &begin, const std::string &step,
+                                   const std::string &end) {
+  return {{layout, {with_flow(draw(kind, begin), "__d0_flow", DrawDecl::Flow::Begin)}},
+          {layout, {with_flow(draw(kind, step), "__d0_flow", DrawDecl::Flow::Step)}},
+          {layout, {with_flow(draw(kind, end), "__d0_flow", DrawDecl::Flow::End)}}};
+}
+
 std::vector<const FxtRecord *> events(const std::vector<FxtRecord> &records,
                                       std::vector<int> types = {}) {
   std::vector<const FxtRecord *> out;
@@ -478,14 +488,7 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
   uint64_t pid = self_pid(), tid = self_tid();
   {
     FxtSink sink(path_);
-    plan(
-        sink,
-        {{layout,
-          {with_flow(draw(DrawDecl::Kind::Instant, "submit"), "__d0_flow", DrawDecl::Flow::Begin)}},
-         {layout,
-          {with_flow(draw(DrawDecl::Kind::Instant, "hop"), "__d0_flow", DrawDecl::Flow::Step)}},
-         {layout,
-          {with_flow(draw(DrawDecl::Kind::Instant, "done"), "__d0_flow", DrawDecl::Flow::End)}}});
+    plan(sink, flow_probes(layout, DrawDecl::Kind::Instant, "submit", "hop", "done"));
     auto point = [&](uint32_t probe, uint64_t ts, uint64_t key) {
       feed(sink, probe, Rec(layout).at(ts, pid, tid).set("__d0_flow", key));
     };
@@ -567,14 +570,7 @@ TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
   uint64_t pid = self_pid(), tid = self_tid();
   {
     FxtSink sink(path_);
-    plan(
-        sink,
-        {{layout,
-          {with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin)}},
-         {layout,
-          {with_flow(draw(DrawDecl::Kind::Slice, "hop"), "__d0_flow", DrawDecl::Flow::Step)}},
-         {layout,
-          {with_flow(draw(DrawDecl::Kind::Slice, "complete"), "__d0_flow", DrawDecl::Flow::End)}}});
+    plan(sink, flow_probes(layout, DrawDecl::Kind::Slice, "submit", "hop", "complete"));
     for (uint64_t i = 0; i < 50; i++) {
       uint64_t key = i % 4, base = 1000 + i * 100;
       feed(sink, 0, Rec(layout).at(base, pid, tid).set("__d0_flow", key));

@@ -11,15 +11,16 @@
 
 namespace mt::testing {
 
-inline const char *kCompleteFormat = R"(name: io_uring_complete
-ID: 2141
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
+// The common fields every tracepoint format starts with.
+#define MT_COMMON_FIELDS                                                         \
+  "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"         \
+  "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"         \
+  "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+  "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
-	field:void * ctx;	offset:8;	size:8;	signed:0;
+inline const char *kCompleteFormat =
+    "name: io_uring_complete\nID: 2141\nformat:\n" MT_COMMON_FIELDS
+    R"(	field:void * ctx;	offset:8;	size:8;	signed:0;
 	field:void * req;	offset:16;	size:8;	signed:0;
 	field:u64 user_data;	offset:24;	size:8;	signed:0;
 	field:int res;	offset:32;	size:4;	signed:1;
