@@ -6,36 +6,38 @@
 #include "mt_helpers.h"
 
 /* A script's map M, keyed and valued by the types it declared. */
-#define map_ptr(m, k)                                               \
-  ({                                                                \
-    __typeof__(*(m).key) __mk = (k);                                \
+#define map_ptr(m, k)                                                \
+  ({                                                                 \
+    __typeof__(*(m).key) __mk = (k);                                 \
     (__typeof__((m).value))bpf_map_lookup_elem((void *)&(m), &__mk); \
   })
 #define map_has(m, k) (map_ptr(m, k) != NULL)
-#define map_get(m, k)                                                        \
-  ({                                                                         \
-    __typeof__((m).value) __mp = map_ptr(m, k);                              \
-    __mp ? *__mp : (__typeof__(*(m).value)){0};                              \
+#define map_get(m, k)                           \
+  ({                                            \
+    __typeof__((m).value) __mp = map_ptr(m, k); \
+    __mp ? *__mp : (__typeof__(*(m).value)){0}; \
   })
-#define map_set(m, k, v)                                                     \
-  ({                                                                         \
-    __typeof__(*(m).key) __mk = (k);                                         \
-    __typeof__(*(m).value) __mv = (v);                                       \
-    bpf_map_update_elem((void *)&(m), &__mk, &__mv, BPF_ANY);                \
+#define map_set(m, k, v)                                      \
+  ({                                                          \
+    __typeof__(*(m).key) __mk = (k);                          \
+    __typeof__(*(m).value) __mv = (v);                        \
+    bpf_map_update_elem((void *)&(m), &__mk, &__mv, BPF_ANY); \
   })
-#define map_del(m, k)                                \
-  ({                                                 \
-    __typeof__(*(m).key) __mk = (k);                 \
-    bpf_map_delete_elem((void *)&(m), &__mk);        \
+#define map_del(m, k)                         \
+  ({                                          \
+    __typeof__(*(m).key) __mk = (k);          \
+    bpf_map_delete_elem((void *)&(m), &__mk); \
   })
-#define map_add(m, k, d)                                                     \
-  ({                                                                         \
-    __typeof__(*(m).key) __mk = (k);                                         \
-    __typeof__(*(m).value) __md = (d);                                       \
-    mt_map_add((void *)&(m), &__mk, &__md, sizeof(__md));                    \
+#define map_add(m, k, d)                                  \
+  ({                                                      \
+    __typeof__(*(m).key) __mk = (k);                      \
+    __typeof__(*(m).value) __md = (d);                    \
+    mt_map_add((void *)&(m), &__mk, &__md, sizeof(__md)); \
   })
-/* A struct key from its fields, in declaration order. */
+/* A struct key from its fields, in name order (or designated: .field = v). */
 #define map_key(m, ...) ((__typeof__(*(m).key)){__VA_ARGS__})
+/* A struct value from its fields, e.g. map_val(m, .count = 1). */
+#define map_val(m, ...) ((__typeof__(*(m).value)){__VA_ARGS__})
 
 /* Adds *delta to an integer value of 1, 2, 4 or 8 bytes, inserting it if
  * absent; returns 0, or -1 when the map is full. */
@@ -58,6 +60,47 @@ static __always_inline int mt_map_add(void *map, const void *key, const void *de
       return 0;
   }
   return -1;
+}
+
+/* Slot i holds [2^i, 2^(i+1)), slot 0 also 0; negatives go to slot 64. */
+static __always_inline __u32 mt_log2_slot(__s64 value) {
+  if (value < 0)
+    return 64;
+  __u64 v = value;
+  __u32 slot = 0;
+  if (v >> 32) {
+    v >>= 32;
+    slot += 32;
+  }
+  if (v >> 16) {
+    v >>= 16;
+    slot += 16;
+  }
+  if (v >> 8) {
+    v >>= 8;
+    slot += 8;
+  }
+  if (v >> 4) {
+    v >>= 4;
+    slot += 4;
+  }
+  if (v >> 2) {
+    v >>= 2;
+    slot += 2;
+  }
+  if (v >> 1)
+    slot += 1;
+  return slot;
+}
+
+/* A log-linear slot, for quantiles: values below 8 have their own slot;
+ * above, each power of two is split into 8 equal slots, so a slot spans at
+ * most 1/8 of its values (stdlib quantiles.lua reads them back). */
+static __always_inline __u32 mt_log_linear_slot(__u64 value) {
+  if (value < 8)
+    return value;
+  __u32 e = mt_log2_slot(value);
+  return (e - 2) * 8 + ((value >> (e - 3)) & 7);
 }
 
 #ifdef MT_NUM_AGGREGATIONS
@@ -115,21 +158,6 @@ static __always_inline void mt_agg_stats(void *map, const void *key, __s64 value
     s->max = value;
   s->count += 1;
   s->sum += value;
-}
-
-/* Slot i holds [2^i, 2^(i+1)), slot 0 also 0; negatives go to slot 64. */
-static __always_inline __u32 mt_log2_slot(__s64 value) {
-  if (value < 0)
-    return 64;
-  __u64 v = value;
-  __u32 slot = 0;
-  if (v >> 32) { v >>= 32; slot += 32; }
-  if (v >> 16) { v >>= 16; slot += 16; }
-  if (v >> 8) { v >>= 8; slot += 8; }
-  if (v >> 4) { v >>= 4; slot += 4; }
-  if (v >> 2) { v >>= 2; slot += 2; }
-  if (v >> 1) slot += 1;
-  return slot;
 }
 
 /* Slot 0 is below min, 1..n the steps, n+1 at or above max. */

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -177,6 +178,25 @@ const std::pair<const char *, const char *> kMapReadTypes[] = {
 };
 
 // x86-64 argument registers in struct pt_regs, in calling-convention order.
+std::string c_type(const std::string &type) {
+  static const std::set<std::string> short_names = {"u8", "u16", "u32", "u64",
+                                                    "s8", "s16", "s32", "s64"};
+  return short_names.count(type) ? "__" + type : type;
+}
+
+// The type of a leading cast to a scalar, "(u32)x" -> "__u32"; "" if the
+// expression does not start with one. A capture so written has that type,
+// so it may name the action's locals, which typeof() at file scope cannot.
+std::string leading_cast_type(const std::string &expr) {
+  static const std::regex cast(R"(^\s*\(\s*((?:(?:unsigned|signed|long|short|int|char|bool|)"
+                               R"(__[us](?:8|16|32|64)|[us](?:8|16|32|64))\s*)+)\))");
+  std::smatch m;
+  if (!std::regex_search(expr, m, cast))
+    return "";
+  std::string type = std::regex_replace(m[1].str(), std::regex(R"(\s+$)"), "");
+  return c_type(type);
+}
+
 const char *const kArgRegs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
 class ProbeWriter {
@@ -306,15 +326,17 @@ class ProbeWriter {
         if (id == "latency" && decl.latency_stop < 0)
           throw Error("'latency' is known only in the stop probe of a latency pair", e->where);
       }
-    for (const auto &b : kBuiltins)
-      if (used.count(b.name))
-        out_ << "  " + std::string(b.local) + "\n";
-
-    // One clock read for the latency and the drawn time, so that a slice
-    // drawn from them starts exactly at its start probe.
+    // One clock read for the latency, the drawn time and nsecs, so that a
+    // slice drawn from them starts exactly at its start probe.
     bool timed = decl.latency_stop >= 0 || !decl.draws.empty();
     if (timed)
       out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
+    for (const auto &b : kBuiltins)
+      if (used.count(b.name))
+        out_ << "  " +
+                    (timed && std::string(b.name) == "nsecs" ? "__u64 nsecs = __now;"
+                                                             : std::string(b.local)) +
+                    "\n";
     // A stop matches and removes its start before any filter: the request
     // is over whether or not it is counted.
     if (decl.latency_stop >= 0) {
@@ -377,9 +399,13 @@ class ProbeWriter {
       const TraceField *field = trace_field(rp, c);
       if (c.is_string || (field && field->data_loc)) {
         out_ << "  char " + c.name + "[" + std::to_string(c.string_size) + "];\n";
+      } else if (!c.c_type.empty() || !leading_cast_type(c.expr.text).empty()) {
+        std::string type = c.c_type.empty() ? leading_cast_type(c.expr.text) : c.c_type;
+        out_ << "  " + type + " " + c.name + ";\n";
       } else if (c.name.rfind("__", 0) == 0) {
         // Drawing's own values (flow ids, track keys, durations) are
-        // numbers; typeof() at file scope would refuse map_get() in them.
+        // numbers, and may name the action's locals, which typeof() at file
+        // scope could not see.
         out_ << "  __u64 " + c.name + ";\n";
       } else {
         out_ << "  __typeof__(\n";
@@ -515,12 +541,6 @@ void write_params(const Declaration &decl, Emitter &out) {
 }
 
 // u8..u64 and s8..s64 as the kernel spells them; other C types as written.
-std::string c_type(const std::string &type) {
-  static const std::set<std::string> short_names = {"u8", "u16", "u32", "u64",
-                                                    "s8", "s16", "s32", "s64"};
-  return short_names.count(type) ? "__" + type : type;
-}
-
 const char *map_type_name(MapKind kind) {
   switch (kind) {
     case MapKind::Hash: return "BPF_MAP_TYPE_HASH";
@@ -537,13 +557,17 @@ void write_script_map(const MapDecl &m, Emitter &out) {
     type.text = c_type(type.text);
     return type;
   };
-  if (!m.key_fields.empty()) {
-    // Packed: no padding bytes that map_key() would leave unset.
-    out << "struct mt_map_" + m.name + "_key {\n";
-    for (const auto &[name, type] : m.key_fields)
+  // Keys are packed: no padding bytes that map_key() would leave unset.
+  auto write_struct = [&](const char *suffix, const auto &fields, const char *attributes) {
+    out << "struct mt_map_" + m.name + suffix + " {\n";
+    for (const auto &[name, type] : fields)
       out << "  " + c_type(type) + " " + name + ";\n";
-    out << "} __attribute__((packed));\n";
-  }
+    out << std::string("}") + attributes + ";\n";
+  };
+  if (!m.key_fields.empty())
+    write_struct("_key", m.key_fields, " __attribute__((packed))");
+  if (!m.value_fields.empty())
+    write_struct("_val", m.value_fields, "");
   out << "/* map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) + ") */\n";
   out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
              ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n  __type(key, ";
@@ -552,7 +576,10 @@ void write_script_map(const MapDecl &m, Emitter &out) {
   else
     out << "struct mt_map_" + m.name + "_key";
   out << ");\n  __type(value, ";
-  out.expression(typed(m.value_type));
+  if (m.value_fields.empty())
+    out.expression(typed(m.value_type));
+  else
+    out << "struct mt_map_" + m.name + "_val";
   out << ");\n} " + m.name + " SEC(\".maps\");\n";
 }
 
@@ -625,6 +652,11 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   std::unique_ptr<CTypeEmitter> types;
   if (in.btf)
     types = std::make_unique<CTypeEmitter>(in.btf->raw(), member_names_in(expressions));
+  // Kernel records a script casts pointers to, e.g. (struct io_ring_ctx *)args.ctx;
+  // ones the kernel lacks are left for Clang to report where they are used.
+  if (types)
+    for (const auto &[kind, name] : record_names_in(expressions))
+      types->declare_record(kind, name);
 
   // An aggregation nothing feeds is a mistake, and would have no map.
   for (const auto &a : in.decl->aggregations) {

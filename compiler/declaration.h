@@ -26,6 +26,7 @@ struct Capture {
   Expression expr;
   bool is_string = false;  // written as str(ptr[, len])
   int string_size = 64;
+  std::string c_type;  // its type in the record; "": typeof() of the expression
 };
 
 enum class ParamType { Int, Uint, Bool, String };
@@ -47,8 +48,9 @@ struct MapDecl {
   std::string name;  // the C identifier actions use
   MapKind kind = MapKind::Hash;
   Expression key_type;    // C type, e.g. "u32"; empty with key_fields
-  Expression value_type;  // C type, e.g. "u64"
-  std::vector<std::pair<std::string, std::string>> key_fields;  // (name, C type): a struct key
+  Expression value_type;  // C type, e.g. "u64"; empty with value_fields
+  std::vector<std::pair<std::string, std::string>> key_fields;    // (name, C type): a struct key
+  std::vector<std::pair<std::string, std::string>> value_fields;  // the same for a struct value
   uint32_t size = 10240;
   bool print_at_exit = false;
   ScriptLocation where;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <regex>
 
 namespace mt {
 
@@ -308,6 +309,15 @@ std::string CTypeEmitter::define_record(int id) {
   return full;
 }
 
+bool CTypeEmitter::declare_record(const std::string &kind, const std::string &name) {
+  int id = btf__find_by_name_kind(btf_, name.c_str(),
+                                  kind == "union" ? BTF_KIND_UNION : BTF_KIND_STRUCT);
+  if (id <= 0)
+    return false;
+  define_record(id);
+  return true;
+}
+
 std::string CTypeEmitter::definitions() const {
   std::string out;
   for (const auto &f : forward_)
@@ -339,6 +349,17 @@ std::set<std::string> member_names_in(const std::vector<std::string> &expression
         names.insert(e.substr(start, end - start));
     }
   }
+  return names;
+}
+
+std::set<std::pair<std::string, std::string>> record_names_in(
+    const std::vector<std::string> &expressions) {
+  static const std::regex record(R"(\b(struct|union)\s+([A-Za-z_][A-Za-z0-9_]*))");
+  std::set<std::pair<std::string, std::string>> names;
+  for (const auto &e : expressions)
+    for (auto m = std::sregex_iterator(e.begin(), e.end(), record); m != std::sregex_iterator();
+         ++m)
+      names.insert({(*m)[1].str(), (*m)[2].str()});
   return names;
 }
 

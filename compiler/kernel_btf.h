@@ -67,6 +67,9 @@ class CTypeEmitter {
   CTypeEmitter(const struct btf *btf, std::set<std::string> used_members);
   // "struct file *file", registering what the declaration needs.
   std::string declare(int type_id, const std::string &name);
+  // Defines the kernel's `struct NAME` (or union), for a script that casts
+  // a pointer to it; false if the kernel has no such record.
+  bool declare_record(const std::string &kind, const std::string &name);
   // Definitions of every struct and union declared so far, in dependency order.
   std::string definitions() const;
 
@@ -87,5 +90,8 @@ std::string c_int_type(int size, bool is_signed);
 
 // Identifier-like tokens that follow '.' or '->' in C expressions.
 std::set<std::string> member_names_in(const std::vector<std::string> &expressions);
+// The records expressions name as "struct NAME" or "union NAME": (kind, name).
+std::set<std::pair<std::string, std::string>> record_names_in(
+    const std::vector<std::string> &expressions);
 
 }  // namespace mt

@@ -71,4 +71,11 @@ std::vector<uint64_t> EventStream::lost() const {
   return totals;
 }
 
+uint64_t EventStream::total_lost() const {
+  uint64_t total = 0;
+  for (uint64_t n : lost())
+    total += n;
+  return total;
+}
+
 }  // namespace mt

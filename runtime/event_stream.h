@@ -28,6 +28,7 @@ class EventStream {
   int drain();
   // Records lost per probe since loading, summed over CPUs.
   std::vector<uint64_t> lost() const;
+  uint64_t total_lost() const;
 
  private:
   static int on_record(void *self, void *data, size_t size);

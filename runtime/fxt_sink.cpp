@@ -139,15 +139,17 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
   }
 }
 
-uint64_t FxtSink::track_thread(uint64_t pid, uint64_t key, const std::string &name) {
+const FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &name) {
   // Per process: a small key may stand for different things in each.
   uint64_t koid = (key * 0x9e3779b97f4a7c15ull ^ pid) | kTrackBit;
-  if (named_tracks_.insert(koid).second) {
+  auto [known, fresh] = tracks_.try_emplace(koid);
+  if (fresh) {
     char hex[32];
     std::snprintf(hex, sizeof(hex), " 0x%llx", static_cast<unsigned long long>(key));
-    writer_->thread(pid, koid, name.empty() ? process_name(pid) + " (process)" : name + hex);
+    known->second = {koid, name.empty() ? process_name(pid) + " (process)" : name + hex};
+    writer_->thread(pid, koid, known->second.name);
   }
-  return koid;
+  return known->second;
 }
 
 void FxtSink::record(uint32_t probe, const void *data, size_t size) {
@@ -179,8 +181,9 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
   uint64_t pid = task >> 32, tid = task & 0xffffffff;
   name_thread(pid, tid);
   for (const Plan &p : plans_[probe]) {
-    uint64_t thread =
-        p.track ? track_thread(pid, load(bytes + p.track->offset, 8), p.track_name) : tid;
+    const Track *keyed =
+        p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
+    uint64_t thread = keyed ? keyed->koid : tid;
     args_.clear();
     for (const auto &f : p.args)
       args_.push_back(to_arg(f, bytes));
@@ -205,7 +208,13 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
       case DrawDecl::Kind::Begin: writer_->begin(pid, thread, ts, p.category, p.name, args_); break;
       case DrawDecl::Kind::End: writer_->end(pid, thread, ts, p.category, p.name, args_); break;
       case DrawDecl::Kind::Counter:
-        writer_->counter(pid, thread, ts, p.category, p.name, 0, args_);
+        // Perfetto keeps counters per process, by name: a keyed track's
+        // counters are named after it, so each track has its own.
+        if (keyed)
+          writer_->counter(pid, thread, ts, p.category,
+                           p.name.empty() ? keyed->name : keyed->name + " " + p.name, 0, args_);
+        else
+          writer_->counter(pid, thread, ts, p.category, p.name, 0, args_);
         break;
     }
     if (p.flow && p.kind != DrawDecl::Kind::End)

@@ -62,7 +62,12 @@ class FxtSink {
   void learn_name(uint64_t pid, uint64_t tid);
   void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
                   const std::string &category, uint64_t key);
-  uint64_t track_thread(uint64_t pid, uint64_t key, const std::string &name);
+  // A track keyed by a script's value: a thread of its own under the process.
+  struct Track {
+    uint64_t koid = 0;
+    std::string name;
+  };
+  const Track &track(uint64_t pid, uint64_t key, const std::string &name);
   std::string process_name(uint64_t pid);
 
   std::string path_;
@@ -73,8 +78,9 @@ class FxtSink {
   std::vector<uint32_t> record_sizes_;                 // by probe
   // Names known by tid, and the name each drawn thread was given.
   std::unordered_map<uint64_t, std::string> names_, drawn_names_;
-  std::unordered_set<uint64_t> named_processes_, named_tracks_;
-  std::vector<FxtArg> args_;  // reused per event
+  std::unordered_set<uint64_t> named_processes_;
+  std::unordered_map<uint64_t, Track> tracks_;  // by koid
+  std::vector<FxtArg> args_;                    // reused per event
   struct Pending {
     uint64_t ts;
     uint32_t probe;

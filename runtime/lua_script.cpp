@@ -12,6 +12,7 @@
 #include "compiler/source_locator.h"
 #include "runtime/aggregation_format.h"
 #include "runtime/kernel_maps.h"
+#include "runtime/lua_json.h"
 #include "runtime/output.h"
 #include "runtime/script_params.h"
 
@@ -294,6 +295,9 @@ struct LuaApi {
     lua_getfield(L, t, "args");
     if (!lua_isnil(L, -1))
       for (auto &c : capture_list(L, -1, p.where, "args")) {
+        // Counter series are numbers: typed so, they may name the action's locals.
+        if (d.kind == DrawDecl::Kind::Counter)
+          c.c_type = "__s64";
         auto same = std::find_if(p.captures.begin(), p.captures.end(),
                                  [&](const Capture &o) { return o.name == c.name; });
         if (same == p.captures.end())
@@ -349,6 +353,26 @@ struct LuaApi {
     p.draws.push_back(std::move(d));
   }
 
+  // draw = one drawing, or a list of them (at `t`, or nil).
+  static void add_draws(lua_State *L, ProbeDecl &p, int t) {
+    if (lua_isnil(L, t))
+      return;
+    if (!lua_istable(L, t))
+      luaL_error(L, "'draw' must be a table: {kind=, name=, args=, flow=, track=}");
+    lua_rawgeti(L, t, 1);
+    bool list = lua_istable(L, -1);
+    lua_pop(L, 1);
+    if (!list) {
+      add_draw(L, p, t);
+      return;
+    }
+    for (lua_Integer i = 1; lua_rawgeti(L, t, i) == LUA_TTABLE; i++) {
+      add_draw(L, p, lua_gettop(L));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+
   // fxt{file = "x.fxt"}: draw into this trace file (-o overrides it).
   static int fxt(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -383,23 +407,7 @@ struct LuaApi {
       lua_getfield(L, 2, "aggregate");
       p.aggregations = aggregation_ids(L, -1);
       lua_getfield(L, 2, "draw");
-      if (lua_istable(L, -1)) {
-        // One drawing, or a list of them.
-        lua_rawgeti(L, -1, 1);
-        bool list = lua_istable(L, -1);
-        lua_pop(L, 1);
-        if (!list) {
-          add_draw(L, p, lua_gettop(L));
-        } else {
-          for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
-            add_draw(L, p, lua_gettop(L));
-            lua_pop(L, 1);
-          }
-          lua_pop(L, 1);
-        }
-      } else if (!lua_isnil(L, -1)) {
-        return luaL_error(L, "'draw' must be a table: {kind=, name=, args=, flow=, track=}");
-      }
+      add_draws(L, p, lua_gettop(L));
       lua_pop(L, 3);
     } else if (!lua_isnoneornil(L, 2) && handler != 2) {
       return luaL_argerror(L, 2, "expected a table (filter, capture) or a handler function");
@@ -440,29 +448,38 @@ struct LuaApi {
                         m.name.c_str());
     m.kind = found->second;
     bool array = m.kind == MapKind::Array || m.kind == MapKind::PercpuArray;
-    lua_getfield(L, 1, "key");
-    if (lua_istable(L, -1)) {
-      for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
-        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-          return luaL_error(L, "map '%s': key fields are name = \"C type\"", m.name.c_str());
-        m.key_fields.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
-      }
-      std::sort(m.key_fields.begin(), m.key_fields.end());
-      if (m.key_fields.empty())
-        return luaL_error(L, "map '%s': a key table needs fields, name = \"C type\"",
-                          m.name.c_str());
-    } else {
-      m.key_type = expression(L, lua_isnil(L, -1) ? "u32" : luaL_checkstring(L, -1), m.where);
-    }
-    lua_pop(L, 1);
+    m.key_type = type_or_fields(L, m, "key", "u32", m.key_fields);
     if (array &&
         (!m.key_fields.empty() || (m.key_type.text != "u32" && m.key_type.text != "__u32")))
       return luaL_error(L, "map '%s': array maps are keyed by u32", m.name.c_str());
-    m.value_type = expression(L, optional_string(L, 1, "value", "u64"), m.where);
+    m.value_type = type_or_fields(L, m, "value", "u64", m.value_fields);
     m.size = optional_size(L, 1, "size", 10240);
     m.print_at_exit = optional_bool(L, 1, "print", false);
     s.decl_.maps.push_back(std::move(m));
     return new_handle(L, static_cast<int>(s.decl_.maps.size() - 1), kMapType);
+  }
+
+  // A map's key or value (field `what` of the table at 1): a C type, or a
+  // table of fields, name = "C type", kept in name order.
+  static Expression type_or_fields(lua_State *L, const MapDecl &m, const char *what,
+                                   const char *fallback,
+                                   std::vector<std::pair<std::string, std::string>> &fields) {
+    Expression type;
+    lua_getfield(L, 1, what);
+    if (lua_istable(L, -1)) {
+      for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+          luaL_error(L, "map '%s': %s fields are name = \"C type\"", m.name.c_str(), what);
+        fields.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
+      }
+      std::sort(fields.begin(), fields.end());
+      if (fields.empty())
+        luaL_error(L, "map '%s': a %s table needs fields, name = \"C type\"", m.name.c_str(), what);
+    } else {
+      type = expression(L, lua_isnil(L, -1) ? fallback : luaL_checkstring(L, -1), m.where);
+    }
+    lua_pop(L, 1);
+    return type;
   }
 
   static int new_handle(lua_State *L, int id, const char *type) {
@@ -566,8 +583,7 @@ struct LuaApi {
       stop.captures = capture_list(L, -1, lat.where, "capture");
     lua_pop(L, 5);
     lua_getfield(L, 1, "draw");
-    if (lua_istable(L, -1))
-      add_draw(L, stop, lua_gettop(L));
+    add_draws(L, stop, lua_gettop(L));
     lua_pop(L, 1);
     start.predicate = optional_expression(L, 1, "filter", lat.where);
     stop.predicate = optional_expression(L, 1, "stop_filter", lat.where);
@@ -679,6 +695,31 @@ struct LuaApi {
 
   static int exit(lua_State *L) {
     self(L).exit_requested_ = true;
+    return 0;
+  }
+
+  // Events lost so far, all probes together (0 before tracing starts).
+  static int lost(lua_State *L) {
+    LuaScript &s = self(L);
+    lua_pushinteger(L, s.lost_ ? static_cast<lua_Integer>(s.lost_()) : 0);
+    return 1;
+  }
+
+  // report{type = "summary", data = {...}, text = "..."}: a report such as
+  // a summary at exit; with -f json its data as {"type":..,"data":..} in
+  // the output, otherwise its text on stderr, apart from traced output.
+  static int report(lua_State *L) {
+    LuaScript &s = self(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (s.output_.json()) {
+      std::string type = optional_string(L, 1, "type", "report");
+      lua_getfield(L, 1, "data");
+      s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + lua_to_json(L, -1) + "}\n");
+      lua_pop(L, 1);
+    } else {
+      std::string text = optional_string(L, 1, "text", "");
+      std::fwrite(text.data(), 1, text.size(), stderr);
+    }
     return 0;
   }
 
@@ -910,7 +951,8 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   const luaL_Reg api[] = {{"probe", LuaApi::probe}, {"param", LuaApi::param},
                           {"map", LuaApi::map},     {"latency", LuaApi::latency},
                           {"print", LuaApi::print}, {"printf", LuaApi::printf},
-                          {"exit", LuaApi::exit},   {"fxt", LuaApi::fxt}};
+                          {"exit", LuaApi::exit},   {"fxt", LuaApi::fxt},
+                          {"lost", LuaApi::lost},   {"report", LuaApi::report}};
   for (const auto &f : api) {
     lua_pushcfunction(L_, f.func);
     lua_setglobal(L_, f.name);

@@ -2,6 +2,7 @@
 // probe() and param(); afterwards the same state runs per-event, interval,
 // begin and end handlers.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -48,6 +49,8 @@ class LuaScript {
   bool exit_requested() const { return exit_requested_; }
   // Gives handles their maps once the program is loaded.
   void set_kernel_maps(KernelMaps *maps) { maps_ = maps; }
+  // Gives lost() the count of events lost so far.
+  void set_lost_counter(std::function<uint64_t()> lost) { lost_ = std::move(lost); }
   // Prints through the script's output (-o, -f json) like handle:print().
   void print_aggregation(int id);
   void print_map(int index);
@@ -64,6 +67,7 @@ class LuaScript {
   std::map<int, int> handlers_;  // decl id -> registry ref
   bool exit_requested_ = false;
   KernelMaps *maps_ = nullptr;
+  std::function<uint64_t()> lost_;
 };
 
 }  // namespace mt

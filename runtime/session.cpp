@@ -341,6 +341,7 @@ int run(const Options &options) {
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
                                            slots, ring_buffer_bytes(), on_record);
+    script.set_lost_counter([&events]() { return events->total_lost(); });
     if (options.pid)
       program->add_target(options.pid);
     if (child)
@@ -404,9 +405,7 @@ int run(const Options &options) {
   auto mark_loss = [&]() {
     if (!trace || !events)
       return;
-    uint64_t total = 0;
-    for (auto n : events->lost())
-      total += n;
+    uint64_t total = events->total_lost();
     if (total != lost_in_trace)
       trace->lost(monotonic_ns(), lost_in_trace = total);
   };

@@ -5,9 +5,16 @@
 -- Draws, per thread: a slice for every io_uring_setup, io_uring_register and
 -- io_uring_enter call, and one for every hop of a request (submit, file_get,
 -- queue_async_work, poll_arm, task_add, defer, link, fail_link, req_failed,
--- complete) joined by a flow from submission to completion. io-worker
--- threads (iou-wrk-*) get tracks of their own. Without -c or -p it traces
--- every ring created while it runs, until Ctrl-C.
+-- complete) joined by a flow from submission to completion, and a flow
+-- along each chain of linked requests. io-worker threads (iou-wrk-*) get
+-- tracks of their own. Each ring has a track under its process, with
+-- counters of requests in flight and of the submission and completion
+-- queues at every io_uring_enter, and a "reaped" mark when the application
+-- consumed completions since its last enter. At exit, a summary on stderr
+-- (JSON with -f json): per opcode and path (inline, poll, io-worker) the
+-- requests and their p50/p99 latency, requests per enter, io-workers seen
+-- and events lost. Without -c or -p it traces every ring created while it
+-- runs, until Ctrl-C.
 -- Parameters: --sample PERCENT, --all_rings; -o FILE names the trace.
 
 local sample = param("sample", { type = "uint", default = 100,
@@ -24,10 +31,23 @@ local cat = "io_uring"
 -- Rings created while tracing, and the processes that own them.
 local rings = map{ name = "rings", key = "u64", value = "u8", size = 4096 }
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
--- Requests kept by sampling, by (ring, request): every later hop of a kept
--- request is drawn, and none of a dropped one.
-local kept = map{ name = "kept", type = "lru_hash", key = { ring = "u64", req = "u64" },
-                  value = "u8", size = 65536 }
+-- Every request of a traced ring until it completes, by (ring, request):
+-- whether sampling keeps it (keep: 1 kept, 2 dropped; every later hop of a
+-- kept request is drawn, and none of a dropped one), and for the summary
+-- its opcode, its path (0 inline, 1 poll, 2 io-worker) and when it was
+-- submitted.
+local requests = map{ name = "requests", type = "lru_hash", key = { ring = "u64", req = "u64" },
+                      value = { keep = "u8", opcode = "u8", path = "u8", submitted = "u64" },
+                      size = 65536 }
+local INLINE, POLL, IO_WORKER = 0, 1, 2
+local in_flight = map{ name = "in_flight", key = "u64", value = "s64", size = 4096 }
+-- For the summary: requests by (opcode, path, log-linear latency slot),
+-- io_uring_enter calls and the requests they submitted, io-worker threads.
+local latencies = map{ name = "latencies", type = "percpu_hash",
+                       key = { opcode = "u8", path = "u8", slot = "u16" }, value = "u64",
+                       size = 8192 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 2 }
+local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- Kept requests by (ring, user_data): multishot completions after the
 -- first come without a request pointer (req is 0), only their user_data.
 -- Each ring's fd in its process, and requests submitted (low 32 bits) and
@@ -40,14 +60,17 @@ local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
 local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
-local request = "map_key(kept, (__u64)args.ctx, (__u64)args.req)"
-local is_kept = "map_get(kept, " .. request .. ") == 1"
+local request = "map_key(requests, (__u64)args.ctx, (__u64)args.req)"
+local is_kept = "map_get(requests, " .. request .. ").keep == 1"
 local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
 local by_user_data_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
 -- Where a request is first seen: keep it (1) or drop it (2), remembered,
 -- and leave the event undrawn when dropped.
 local decide = "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
-               "? 1 : 2; map_set(kept, " .. request .. ", keep); if (keep != 1) return 0; " ..
+               "? 1 : 2; map_set(requests, " .. request .. ", map_val(requests, .keep = keep, " ..
+               ".opcode = args.opcode, .path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, " ..
+               ".submitted = nsecs)); map_add(in_flight, (__u64)args.ctx, 1); " ..
+               "if (keep != 1) return 0; " ..
                "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
 
 probe("tracepoint:io_uring:io_uring_create", {
@@ -67,18 +90,23 @@ probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring
            flow = { id = flow_id, point = "begin" } },
 })
 
--- A hop of a kept request: a short slice holding a flow step.
-local function hop(event, fields)
+-- A hop of a kept request: a short slice holding a flow step. A hop that
+-- tells the request's path records it, kept or not.
+local function hop(event, fields, path)
   fields.req = "args.req"
   probe("tracepoint:io_uring:io_uring_" .. event, {
-    filter = is_kept,
+    filter = not path and is_kept or nil,
+    action = path and "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
+                      "r->path = " .. path .. "; if (r->keep != 1) return 0;",
     draw = { kind = "slice", name = event, category = cat, args = fields,
              flow = { id = flow_id, point = "step" } },
   })
 end
 hop("file_get", { "args.user_data", "args.fd" })
-hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.op_str" })
-hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.op_str" })
+hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.op_str" },
+    IO_WORKER)
+hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.op_str" },
+    POLL)
 hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.op_str" })
 hop("defer", { user_data = "args.data", "args.opcode", op = "args.op_str" })
 hop("link", { target = "args.target_req" })
@@ -92,7 +120,8 @@ local chain_prev = map{ name = "chain_prev", type = "lru_hash", key = { ring = "
                         value = "u8", size = 65536 }
 local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from request flows
 probe("tracepoint:io_uring:io_uring_link", {
-  filter = is_kept .. " && map_get(kept, map_key(kept, (__u64)args.ctx, (__u64)args.target_req)) == 1",
+  filter = is_kept .. " && map_get(requests, map_key(requests, (__u64)args.ctx, " ..
+           "(__u64)args.target_req)).keep == 1",
   action = "map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
            "(__u64)args.req); map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);",
 })
@@ -116,7 +145,7 @@ probe("tracepoint:io_uring:io_uring_complete", {
 -- A cancelled link: the event names the failed head (req, user_data) and
 -- the cancelled request (link), which is the one whose flow it joins.
 probe("tracepoint:io_uring:io_uring_fail_link", {
-  filter = "map_get(kept, map_key(kept, (__u64)args.ctx, (__u64)args.link)) == 1",
+  filter = "map_get(requests, map_key(requests, (__u64)args.ctx, (__u64)args.link)).keep == 1",
   draw = { kind = "slice", name = "fail_link", category = cat,
            args = { "args.user_data", "args.opcode", req = "args.req", link = "args.link",
                     op = "args.op_str" },
@@ -133,7 +162,7 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
            flow = { id = flow_id, point = "step" } },
 })
 probe("tracepoint:io_uring:io_uring_req_failed", {
-  filter = ring_traced .. " && !map_has(kept, " .. request .. ")",
+  filter = ring_traced .. " && !map_has(requests, " .. request .. ")",
   action = "map_add(ring_counts, (__u64)args.ctx, 1); " .. decide,
   draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
            flow = { id = flow_id, point = "begin" } },
@@ -145,12 +174,19 @@ probe("tracepoint:io_uring:io_uring_complete", {
   action = "map_add(ring_counts, (__u64)args.ctx, 1ULL << 32);",
 })
 
--- Completion ends the flow, unless more completions follow (multishot:
--- IORING_CQE_F_MORE), which are steps, found by user_data when the kernel
--- gives no request pointer.
+-- Completion ends the request, counted for the summary, and its flow,
+-- unless more completions follow (multishot: IORING_CQE_F_MORE), which are
+-- steps, found by user_data when the kernel gives no request pointer.
 probe("tracepoint:io_uring:io_uring_complete", {
-  filter = is_kept .. " && !(args.cflags & 2)",
-  action = "map_del(kept, " .. request .. "); map_del(by_user_data, " .. by_user_data_key .. ");",
+  filter = "!(args.cflags & 2)",
+  action = "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
+           "__u8 keep = r->keep, path = r->path; " ..
+           "map_add(latencies, map_key(latencies, r->opcode, path, " ..
+           "mt_log_linear_slot(nsecs - r->submitted)), 1); " ..
+           "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
+           "map_add(in_flight, (__u64)args.ctx, -1); " ..
+           "map_del(requests, " .. request .. "); map_del(by_user_data, " .. by_user_data_key .. "); " ..
+           "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat,
            args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
            flow = { id = flow_id, point = "end" } },
@@ -179,7 +215,8 @@ instant("cqe_overflow", { "args.user_data", "args.res", "args.cflags" })
 instant("cqring_wait", { "args.min_events" })
 
 -- The syscalls, as slices on the calling thread holding the hops inside:
--- timed from entry to exit, arguments carried from the entry.
+-- timed from entry to exit, arguments carried from the entry. Returns the
+-- latency pair, to declare with latency().
 local function syscall(name, fields, more_carry, more_args)
   local args, carry = more_args or {}, more_carry or {}
   args.ret = "args.ret"
@@ -187,20 +224,122 @@ local function syscall(name, fields, more_carry, more_args)
     args[field] = "start." .. field
     carry[field] = "args." .. field
   end
-  latency{
+  local pair = {
     name = name,
     start = "tracepoint:syscalls:sys_enter_" .. name,
     stop = "tracepoint:syscalls:sys_exit_" .. name,
     key = "tid",
     carry = carry,
     stop_filter = "param.all_rings || map_has(owners, pid)",
-    draw = { kind = "slice", name = name, category = cat, duration = "latency", args = args },
+    draw = { { kind = "slice", name = name, category = cat, duration = "latency", args = args } },
   }
+  return pair
 end
-syscall("io_uring_setup", { "entries" })
-syscall("io_uring_register", { "fd", "opcode", "nr_args" })
+latency(syscall("io_uring_setup", { "entries" }))
+latency(syscall("io_uring_register", { "fd", "opcode", "nr_args" }))
 local enter_ring = "map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd))"
 local counted = "(map_get(ring_counts, start.ring) - start.counts)"
-syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
+local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
         { ring = enter_ring, counts = "map_get(ring_counts, " .. enter_ring .. ")" },
         { submitted = counted .. " & 0xffffffff", completed = counted .. " >> 32" })
+
+-- Each ring's track, under its process: requests in flight, and the
+-- submission and completion queues' occupancy (tail - head of the ring the
+-- application shares with the kernel, read through BTF) when each
+-- io_uring_enter begins and ends.
+local function queues(ring)
+  local shared = "((struct io_ring_ctx *)" .. ring .. ")->rings"
+  return { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
+           args = { in_flight = "map_get(in_flight, " .. ring .. ")",
+                    sq = "(__u32)(" .. shared .. "->sq.tail - " .. shared .. "->sq.head)",
+                    cq = "(__u32)(" .. shared .. "->cq.tail - " .. shared .. "->cq.head)" } }
+end
+local owned = "(param.all_rings || map_has(owners, pid))"
+local ring_local = "__u64 ring = " .. enter_ring .. "; if (!ring) return 0;"
+probe("tracepoint:syscalls:sys_enter_io_uring_enter", {
+  filter = owned, action = ring_local, draw = queues("ring"),
+})
+table.insert(enter.draw, queues("start.ring"))
+latency(enter)
+
+-- The application reaps completions by moving the completion queue's head,
+-- in its own memory: seen at its next io_uring_enter on the ring, as a mark
+-- of how many it reaped since the one before.
+local cq_seen = map{ name = "cq_seen", key = "u64", value = "u32", size = 4096 }
+probe("tracepoint:syscalls:sys_enter_io_uring_enter", {
+  filter = owned,
+  action = ring_local .. " __u32 head = ((struct io_ring_ctx *)ring)->rings->cq.head; " ..
+           "__u32 *seen = map_ptr(cq_seen, ring); __u32 reaped = seen ? head - *seen : 0; " ..
+           "map_set(cq_seen, ring, head); if (!reaped) return 0;",
+  draw = { kind = "instant", name = "reaped", category = cat, track = { id = "ring", name = "ring" },
+           args = { reaped = "(__u32)reaped", cq_head = "(__u32)head" } },
+})
+
+-- Requests per enter, for the summary.
+probe("tracepoint:syscalls:sys_exit_io_uring_enter", {
+  filter = owned .. " && args.ret >= 0",
+  action = "map_add(enters, 0, 1); map_add(enters, 1, args.ret);",
+})
+
+-- At exit, the summary.
+local quantiles = require "quantiles"
+local op_names = { [0] = "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE_FIXED",
+  "POLL_ADD", "POLL_REMOVE", "SYNC_FILE_RANGE", "SENDMSG", "RECVMSG", "TIMEOUT",
+  "TIMEOUT_REMOVE", "ACCEPT", "ASYNC_CANCEL", "LINK_TIMEOUT", "CONNECT", "FALLOCATE", "OPENAT",
+  "CLOSE", "FILES_UPDATE", "STATX", "READ", "WRITE", "FADVISE", "MADVISE", "SEND", "RECV",
+  "OPENAT2", "EPOLL_CTL", "SPLICE", "PROVIDE_BUFFERS", "REMOVE_BUFFERS", "TEE", "SHUTDOWN",
+  "RENAMEAT", "UNLINKAT", "MKDIRAT", "SYMLINKAT", "LINKAT", "MSG_RING", "FSETXATTR", "SETXATTR",
+  "FGETXATTR", "GETXATTR", "SOCKET", "URING_CMD", "SEND_ZC", "SENDMSG_ZC", "READ_MULTISHOT",
+  "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV", "FIXED_FD_INSTALL", "FTRUNCATE", "BIND",
+  "LISTEN" }
+local path_names = { [INLINE] = "inline", [POLL] = "poll", [IO_WORKER] = "io-worker" }
+
+local function summary()
+  local by_op = {}
+  for _, e in ipairs(latencies:entries()) do
+    local k = e.key
+    local id = k.opcode * 4 + k.path
+    local row = by_op[id] or { opcode = k.opcode, path = k.path, requests = 0, slots = {} }
+    row.requests = row.requests + e.value
+    row.slots[k.slot] = (row.slots[k.slot] or 0) + e.value
+    by_op[id] = row
+  end
+  local ops, requests = {}, 0
+  for _, row in pairs(by_op) do
+    requests = requests + row.requests
+    ops[#ops + 1] = { op = op_names[row.opcode] or ("op " .. row.opcode), opcode = row.opcode,
+                      path = path_names[row.path], requests = row.requests,
+                      p50_us = quantiles.value(row.slots, 0.5) / 1000,
+                      p99_us = quantiles.value(row.slots, 0.99) / 1000 }
+  end
+  table.sort(ops, function(a, b)
+    if a.opcode ~= b.opcode then return a.opcode < b.opcode end
+    return a.path < b.path
+  end)
+  local calls, submitted = enters:get(0) or 0, enters:get(1) or 0
+  local seen = 0
+  for _ in pairs(workers:entries()) do seen = seen + 1 end
+  return { requests = requests, ops = ops, enters = calls, submitted = submitted,
+           requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
+           lost = lost() }
+end
+
+local function summary_text(s)
+  local lines = { string.format("io_uring: %d requests completed, %d io_uring_enter calls " ..
+                                "submitting %.2f requests each, %d io-workers, %d events lost",
+                                s.requests, s.enters, s.requests_per_enter, s.io_workers, s.lost) }
+  if #s.ops > 0 then
+    lines[#lines + 1] = string.format("%-18s %-9s %10s %12s %12s", "OPCODE", "PATH", "REQUESTS",
+                                      "P50(us)", "P99(us)")
+    for _, o in ipairs(s.ops) do
+      lines[#lines + 1] = string.format("%-18s %-9s %10d %12.1f %12.1f", o.op, o.path, o.requests,
+                                        o.p50_us, o.p99_us)
+    end
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+probe("end", function()
+  local s = summary()
+  report{ type = "uring_summary", data = s, text = summary_text(s) }
+end)

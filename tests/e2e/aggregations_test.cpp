@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tests/e2e/e2e_support.h"
+#include "tests/e2e/json_lines.h"
 #include "tests/e2e/loop_device.h"
 
 namespace e2e {
@@ -15,17 +16,6 @@ namespace {
 using nlohmann::json;
 
 class E2eAggregations : public BpfTest {};
-
-// Every stdout line parsed as JSON; a line that is not JSON fails the test.
-std::vector<json> json_lines(const std::string &out) {
-  std::vector<json> objects;
-  for (const auto &line : lines(out)) {
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << line;
-    objects.push_back(j);
-  }
-  return objects;
-}
 
 // The rows of the aggregation or map called `name`.
 json rows_of(const std::vector<json> &objects, const std::string &name) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "tests/e2e/json_lines.h"
 #include "tests/e2e/uring_trace.h"
 
 namespace e2e {
@@ -553,7 +554,9 @@ TEST_F(E2eUringDemo, EveryHopIsOnAThreadOfTheWorkload) {
   EXPECT_EQ(processes, std::vector<std::string>{"uring_demo"});
   for (const auto &[tid, thread] : threads) {
     EXPECT_EQ(thread.second, pid) << thread.first;
-    EXPECT_TRUE(tid == pid || thread.first == "iou-wrk-" + std::to_string(pid)) << thread.first;
+    EXPECT_TRUE(tid == pid || thread.first == "iou-wrk-" + std::to_string(pid) ||
+                thread.first.rfind("ring 0x", 0) == 0)
+        << thread.first;
   }
   // Every event, hops first of all, is on a named thread of that pid.
   size_t hops = 0;
@@ -565,6 +568,39 @@ TEST_F(E2eUringDemo, EveryHopIsOnAThreadOfTheWorkload) {
     EXPECT_TRUE(threads.count(r.tid)) << r.name << " at " << r.ts << " on tid " << r.tid;
   }
   EXPECT_GE(hops, 2 * kSubmitted);
+}
+
+// The summary at exit agrees with the trace of the same run: requests by
+// opcode and path (read from each request's hops: io-worker once punted to
+// io-wq, poll once armed, a POLL_ADD polls), and the io-workers that
+// completed requests.
+TEST_F(E2eUringDemo, SummaryAgreesWithTheTrace) {
+  auto [t, r] = run_uring(workload("uring_demo"), {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  std::map<std::pair<uint64_t, std::string>, uint64_t> expected, got;
+  std::set<uint64_t> workers;
+  for (const auto &[user_data, req] : requests_of(t)) {
+    uint64_t opcode = arg(*req.hops.front(), "opcode");
+    std::string path = opcode == 6 ? "poll" : "inline";
+    for (const auto *hop : req.hops) {
+      if (hop->name == "poll_arm")
+        path = "poll";
+      if (hop->name == "queue_async_work")
+        path = "io-worker";
+    }
+    if (path == "io-worker")
+      workers.insert(req.last().tid);
+    expected[{opcode, path}]++;
+  }
+  for (const auto &row : summary["ops"])
+    got[{row["opcode"].get<uint64_t>(), row["path"].get<std::string>()}] =
+        row["requests"].get<uint64_t>();
+  EXPECT_EQ(got, expected) << summary.dump();
+  EXPECT_EQ(summary["requests"], kRequests);
+  EXPECT_GE(workers.size(), 1u);
+  EXPECT_EQ(summary["io_workers"], workers.size());
+  EXPECT_EQ(summary["lost"], 0);
 }
 
 // -p on one of two instances: the other, running at the same time with the

@@ -110,10 +110,12 @@ void expect_one_demo_run(const Trace &t, uint64_t pid) {
     EXPECT_EQ(points, std::make_pair(1, 1)) << "flow " << id;
     EXPECT_FALSE(other_pids_flows.count(id)) << "flow " << id << " spans processes";
   }
-  // Every thread of its events is its own: itself or its io-workers.
+  // Every thread of its events is its own: itself, its io-workers, its rings.
   for (const auto &r : t.records) {
     if (r.type == 7 && r.object_type == 2 && arg(r, "process") == pid) {
-      EXPECT_TRUE(r.koid == pid || r.name == "iou-wrk-" + std::to_string(pid)) << r.name;
+      EXPECT_TRUE(r.koid == pid || r.name == "iou-wrk-" + std::to_string(pid) ||
+                  r.name.rfind("ring 0x", 0) == 0)
+          << r.name;
     }
   }
 }

@@ -48,12 +48,18 @@ inline uint64_t arg(const mt::FxtRecord &r, const std::string &name) {
   return 0;
 }
 
-// Runs uring.lua on `command`, checks the trace is valid, returns it.
-inline Trace trace_of(const std::string &command, std::vector<std::string> extra = {}) {
+// Runs uring.lua on `command` (moontrace options first, then the
+// script's), checks it lost nothing and the trace is valid, and returns
+// the trace and what moontrace printed.
+inline std::pair<Trace, Result> run_uring(const std::string &command,
+                                          std::vector<std::string> options = {},
+                                          std::vector<std::string> script_options = {}) {
   TempDir dir;
   std::string file = dir.file("uring.fxt");
-  std::vector<std::string> argv = {"-o", file, "-c", command, "uring"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
+  std::vector<std::string> argv = {"-o", file, "-c", command};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("uring");
+  argv.insert(argv.end(), script_options.begin(), script_options.end());
   auto r = run(mt(argv), 60s);
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
@@ -61,7 +67,12 @@ inline Trace trace_of(const std::string &command, std::vector<std::string> extra
   EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
   Trace t;
   t.records = mt::read_fxt(read_file(file));
-  return t;
+  return {std::move(t), std::move(r)};
+}
+
+// Runs uring.lua on `command` with script options `extra`; the trace.
+inline Trace trace_of(const std::string &command, std::vector<std::string> extra = {}) {
+  return run_uring(command, {}, std::move(extra)).first;
 }
 
 }  // namespace e2e

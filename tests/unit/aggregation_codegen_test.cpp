@@ -92,6 +92,12 @@ Declaration full_declaration() {
   per_res.size = 512;
   per_res.where = {"agg.lua", 3, 0};
   d.maps.push_back(per_res);
+  MapDecl state;
+  state.name = "state";
+  state.key_type = at("u64", 12, 20);
+  state.value_fields = {{"keep", "u8"}, {"submitted", "u64"}};
+  state.where = {"agg.lua", 12, 0};
+  d.maps.push_back(state);
 
   AggregationDecl by_comm = aggregation(0, "by_comm", AggKind::Count, 4);
   by_comm.keys = {key("comm", "comm", 4), key("res", "args.res", 4)};
@@ -131,6 +137,13 @@ Declaration full_declaration() {
   ProbeDecl start = probe(1, kSubmit, 8);
   start.predicate = at("args.opcode != 99", 8, 40);
   start.latency_start = 0;
+  // A struct value built with map_val, and a capture typed by its cast,
+  // which names the action's local.
+  start.action =
+      at("__u32 depth = 3; map_set(state, (__u64)args.req, "
+         "map_val(state, .keep = 1, .submitted = nsecs));",
+         13, 12);
+  start.captures = {key("depth", "(__u32)depth", 13)};
   d.probes.push_back(start);
   ProbeDecl stop = probe(2, kComplete, 8);
   stop.predicate = at("args.cflags != 77", 8, 70);
@@ -340,6 +353,21 @@ TEST(AggregationCodegen, ScriptMapsAreDeclaredWithTheirTypes) {
   EXPECT_TRUE(has(per_res, "__type(key, struct mt_map_per_res_key);"));
 }
 
+TEST(AggregationCodegen, StructValuesAreDeclaredFromTheirFields) {
+  GeneratedProgram p = generate(full_declaration());
+  EXPECT_TRUE(has(p.source, "struct mt_map_state_val {\n  __u8 keep;\n  __u64 submitted;\n};\n"))
+      << p.source;
+  std::string state = span(p.source, "/* map 'state' (agg.lua:12) */\n", " SEC(\".maps\");\n");
+  EXPECT_TRUE(has(state, "__type(value, struct mt_map_state_val);")) << state;
+}
+
+TEST(AggregationCodegen, ACaptureStartingWithACastHasItsType) {
+  GeneratedProgram p = generate(full_declaration());
+  std::string record = span(p.source, "struct mt_rec_1 {\n", "};\n");
+  EXPECT_TRUE(has(record, "  __u32 depth;\n")) << record;
+  EXPECT_FALSE(has(record, "typeof")) << record;
+}
+
 TEST(AggregationCodegen, ActionRunsWithTheBuiltinsItNames) {
   GeneratedProgram p = generate(full_declaration());
   std::string counted = program(p, 0);
@@ -419,6 +447,7 @@ TEST(AggregationCodegen, CompilesToABpfObjectWithItsMaps) {
       {"mt_latency_counts", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 32, 1},
       {"per_pid", BPF_MAP_TYPE_HASH, 4, 8, 10240},
       {"per_res", BPF_MAP_TYPE_LRU_HASH, 8, 8, 512},  // packed: no padding
+      {"state", BPF_MAP_TYPE_HASH, 8, 16, 10240},     // __u8 keep, __u64 submitted
   };
   for (const auto &m : maps) {
     SCOPED_TRACE(m.name);

@@ -2,15 +2,21 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler/error.h"
+#include "compiler/kernel_btf.h"
 #include "stage_fixtures.h"
 
 namespace mt {
 
 namespace {
 
+bool has(const std::string &source, const std::string &text) {
+  return source.find(text) != std::string::npos;
+}
 bool has(const GeneratedProgram &p, const std::string &text) {
-  return p.source.find(text) != std::string::npos;
+  return has(p.source, text);
 }
 
 }  // namespace
@@ -50,6 +56,38 @@ TEST(CGenerator, CapturesDataLocFieldsAsStrings) {
   GeneratedProgram p = testing::generate_complete("1", "args.op_str");
   EXPECT_TRUE(has(p, "char ud[64];")) << p.source;
   EXPECT_TRUE(has(p, "mt_data_loc(__ctx, args.op_str)"));
+}
+
+TEST(CGenerator, FindsTheRecordsExpressionsCastTo) {
+  auto names = record_names_in({"((struct io_ring_ctx *)args.ctx)->rings", "(union  u*)x",
+                                "map_get(m, k).structure", "mystruct x"});
+  std::set<std::pair<std::string, std::string>> want = {{"struct", "io_ring_ctx"}, {"union", "u"}};
+  EXPECT_EQ(names, want);
+}
+
+// A kernel struct a script casts to is defined from the running kernel's
+// BTF with just the members it names, for CO-RE.
+TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamed) {
+  const KernelBtf *btf = KernelBtf::get();
+  if (!btf)
+    GTEST_SKIP() << "no kernel BTF";
+  Declaration d =
+      testing::complete_declaration("1", "((struct io_ring_ctx *)args.ctx)->rings->cq.head");
+  struct BtfKernel : testing::FakeKernel {
+    const KernelBtf *btf() override { return KernelBtf::get(); }
+  } kernel;
+  Resolution r = resolve_probes(d, kernel);
+  GeneratorInput in;
+  in.decl = &d;
+  in.resolution = &r;
+  in.btf = btf;
+  std::string source = generate_c(in).source;
+  EXPECT_TRUE(has(source,
+                  "struct io_ring_ctx {\n  struct io_rings *rings;\n} "
+                  "__attribute__((preserve_access_index));"))
+      << source;
+  EXPECT_TRUE(has(source, "struct io_rings {\n  struct io_uring cq;\n}")) << source;
+  EXPECT_TRUE(has(source, "struct io_uring {\n  __u32 head;\n}")) << source;
 }
 
 TEST(ProbeResolver, SuggestsNearestNames) {

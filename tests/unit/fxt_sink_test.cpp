@@ -647,6 +647,31 @@ TEST_F(FxtSinkTest, TracksKeyedByAValueAreNamedThreadsOfTheProcess) {
   EXPECT_EQ(objects(records, 1, pid)[0]->name, comm_of(pid, pid));
 }
 
+// Perfetto keeps counters per process by name: on a keyed track they are
+// named after it, so two rings' counters are two sets of series.
+TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {
+  auto layout = Layout().field("depth", 8, FieldKind::Signed).hidden("__d0_track").get();
+  DrawDecl d = draw(DrawDecl::Kind::Counter, "queues", {"depth"});
+  d.track = "__d0_track";
+  d.track_name = "ring";
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {d}}});
+    feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xa).set("depth", 3));
+    feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0xb).set("depth", -1));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(drawn[0]->event_type, 1);
+  EXPECT_EQ(drawn[0]->name, "ring 0xa queues");
+  EXPECT_EQ(drawn[1]->name, "ring 0xb queues");
+  EXPECT_EQ(objects(records, 2, drawn[0]->tid)[0]->name, "ring 0xa");
+  EXPECT_EQ(arg(*drawn[1], "depth")->i, -1);
+}
+
 // A key (a ring shared after fork, a small number) met in two processes is
 // a track under each: each needs a thread object naming it in its process.
 TEST_F(FxtSinkTest, TrackKeyMetInTwoProcessesIsNamedInEach) {

@@ -303,6 +303,17 @@ TEST(LuaMaps, StructKeyFieldsAreSortedByName) {
   EXPECT_EQ(m.where.line, 2);
 }
 
+TEST(LuaMaps, StructValuesHaveFieldsLikeKeys) {
+  Declaration d = declare(
+      "map{ name = \"reqs\", key = \"u64\", value = { submitted = \"u64\", keep = \"u8\" } }\n");
+  const MapDecl &m = d.maps[0];
+  EXPECT_EQ(m.value_fields, (std::vector<std::pair<std::string, std::string>>{
+                                {"keep", "u8"}, {"submitted", "u64"}}));
+  EXPECT_TRUE(m.value_type.text.empty());
+  EXPECT_CONTAINS(error_of("map{ name = \"m\", value = {} }\n"), "a value table needs fields");
+  EXPECT_CONTAINS(error_of("map{ name = \"m\", value = { 1 } }\n"), "value fields are name = ");
+}
+
 TEST(LuaMaps, DefaultsToAHashFromU32ToU64) {
   Declaration d = declare("local m = map{ name = \"seen\" }\nassert(m.name == \"seen\")\n");
   const MapDecl &m = d.maps[0];

@@ -1,6 +1,9 @@
 #include "runtime/lua_script.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "compiler/error.h"
 #include "runtime/output.h"
@@ -72,6 +75,63 @@ TEST(LuaScript, SandboxesUnlessUnsafe) {
 TEST(LuaScript, RequiresBuiltInModules) {
   Loaded l("local fmt = require 'fmt'\nassert(fmt.bytes(1536) == '1.5K')\n");
   EXPECT_NO_THROW(l.script.declare());
+}
+
+TEST(LuaScript, QuantilesComeBackFromLogLinearSlots) {
+  // Slots as mt_log_linear_slot() numbers them: 0..7 alone, then 8 per power of two.
+  Loaded l(R"(local q = require 'quantiles'
+local function bounds(s) local lo, hi = q.bounds(s) return lo .. '-' .. hi end
+assert(bounds(5) == '5-6')
+assert(bounds(8) == '8-9' and bounds(15) == '15-16')
+assert(bounds(16) == '16-18' and bounds(23) == '30-32')
+assert(bounds(24) == '32-36')
+assert(q.value({}, 0.5) == nil)
+assert(q.value({[5] = 1}, 0.5) == 5.5)
+-- 100 values in [32, 36) and 100 in [64, 72): p50 ends the first slot
+local counts = {[24] = 100, [32] = 100}
+assert(q.value(counts, 0.5) == 36)
+assert(q.value(counts, 0.99) == 64 + 8 * 0.98)
+)");
+  EXPECT_NO_THROW(l.script.declare());
+}
+
+TEST(LuaScript, CounterArgumentsAreNumbersThatMayNameLocals) {
+  Loaded l(R"(probe("tracepoint:a:b", { action = "__u32 depth = 2;",
+  draw = { { kind = "counter", name = "q", args = { depth = "depth" } },
+           { kind = "instant", name = "i", args = { "args.x" } } } }))");
+  l.script.declare();
+  const ProbeDecl &p = l.script.declaration().probes[0];
+  ASSERT_EQ(p.draws.size(), 2u);
+  ASSERT_EQ(p.captures.size(), 2u);
+  EXPECT_EQ(p.captures[0].name, "depth");
+  EXPECT_EQ(p.captures[0].c_type, "__s64");
+  EXPECT_EQ(p.captures[1].c_type, "");
+}
+
+TEST(LuaScript, ReportWritesJsonDataOrTextOnStderr) {
+  std::string path = ::testing::TempDir() + "/report_" + std::to_string(getpid()) + ".json";
+  {
+    Loaded l(R"(assert(lost() == 0)
+report{ type = "summary", text = "not in json\n",
+        data = { n = 3, ratio = 0.5, name = "a\"b", ops = { { op = "NOP" }, 2 }, none = {} } })");
+    l.output.open(path);
+    l.output.set_json(true);
+    l.script.declare();
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line,
+            R"({"type":"summary","data":{"n":3,"name":"a\"b","none":{},"ops":[{"op":"NOP"},2],)"
+            R"("ratio":0.5}})");
+  std::remove(path.c_str());
+  Loaded counted("assert(lost() == 7)\n");
+  counted.script.set_lost_counter([] { return 7; });
+  EXPECT_NO_THROW(counted.script.declare());
+  Loaded text("report{ text = 'summary\\n' }\n");
+  ::testing::internal::CaptureStderr();
+  text.script.declare();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "summary\n");
 }
 
 }  // namespace mt

@@ -1,0 +1,164 @@
+// uring.lua's views beyond request flows, on workloads that set the values:
+// each ring's track with its queue counters and reaping marks
+// (tests/workloads/uring_queues.c documents every value), and the summary
+// at exit, as text and as JSON.
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "tests/e2e/json_lines.h"
+#include "tests/e2e/uring_trace.h"
+
+namespace e2e {
+namespace {
+
+class E2eUringViews : public BpfTest {};
+
+// uring_queues DEPTH NOPS REAP WAIT_MS
+constexpr int kDepth = 8, kNops = 5, kReap = 3, kWaitMs = 20;
+std::string queues_command() {
+  return workload("uring_queues") + " " + std::to_string(kDepth) + " " + std::to_string(kNops) +
+         " " + std::to_string(kReap) + " " + std::to_string(kWaitMs);
+}
+
+struct Queues {
+  int64_t in_flight, sq, cq;
+  bool operator==(const Queues &o) const {
+    return std::tie(in_flight, sq, cq) == std::tie(o.in_flight, o.sq, o.cq);
+  }
+};
+std::ostream &operator<<(std::ostream &os, const Queues &q) {
+  return os << "{in_flight " << q.in_flight << ", sq " << q.sq << ", cq " << q.cq << "}";
+}
+
+int64_t signed_arg(const mt::FxtRecord &r, const std::string &name) {
+  return static_cast<int64_t>(arg(r, name));
+}
+
+TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
+  Trace t = trace_of(queues_command());
+  auto creates = t.named("create");
+  ASSERT_EQ(creates.size(), 1u);
+  char ring[32];
+  std::snprintf(ring, sizeof(ring), "ring 0x%llx", (unsigned long long)arg(*creates[0], "ring"));
+  uint64_t pid = creates[0]->pid;
+
+  // The ring's track: a thread of the workload's process, named after it.
+  std::optional<uint64_t> track;
+  for (const auto &r : t.records)
+    if (r.type == 7 && r.object_type == 2 && r.name == ring) {
+      EXPECT_EQ(arg(r, "process"), pid);
+      track = r.koid;
+    }
+  ASSERT_TRUE(track) << "no track named " << ring;
+
+  // Its counters, at the entry and exit of each of the 5 enters.
+  std::vector<Queues> seen;
+  for (const auto &r : t.records)
+    if (r.type == 4 && r.event_type == 1) {
+      EXPECT_EQ(r.name, std::string(ring) + " queues");
+      EXPECT_EQ(r.tid, *track);
+      EXPECT_EQ(r.pid, pid);
+      seen.push_back({signed_arg(r, "in_flight"), signed_arg(r, "sq"), signed_arg(r, "cq")});
+    }
+  ASSERT_EQ(seen.size(), 10u);
+  ASSERT_EQ(t.named("io_uring_enter").size(), 5u);
+  int all = kNops - kReap + 2 + kDepth;
+  std::vector<std::pair<int, Queues>> expected = {
+      {0, {0, kDepth, 0}},
+      {1, {kDepth, 0, 0}},
+      {2, {kDepth, kNops, 0}},
+      {3, {kDepth, 0, kNops}},
+      {4, {kDepth, 1, kNops - kReap}},
+      {5, {kDepth, 0, kNops - kReap + 1}},
+      // 6: enter 4's entry, when the reads may or may not have completed yet
+      {7, {0, 0, all}},
+      {8, {0, 1, 0}},
+      {9, {0, 0, 1}},
+  };
+  for (const auto &[i, queues] : expected)
+    EXPECT_EQ(seen[i], queues) << "counter " << i;
+  EXPECT_EQ(seen[6].sq, 1);
+
+  // Reaping, seen at the next enter: REAP after enter 2, all after enter 4.
+  std::vector<std::pair<uint64_t, uint64_t>> reaped;
+  for (const auto *r : t.named("reaped")) {
+    EXPECT_EQ(r->tid, *track);
+    reaped.push_back({arg(*r, "reaped"), arg(*r, "cq_head")});
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> want = {{kReap, kReap}, {all, kReap + all}};
+  EXPECT_EQ(reaped, want);
+}
+
+// The summary's row for (op, path) in its JSON data, or null.
+nlohmann::json op_row(const nlohmann::json &summary, const std::string &op,
+                      const std::string &path) {
+  for (const auto &row : summary["ops"])
+    if (row["op"] == op && row["path"] == path)
+      return row;
+  return nullptr;
+}
+
+TEST_F(E2eUringViews, SummaryGivesCountsAndLatencyPerOpcodeAndPath) {
+  auto [t, r] = run_uring(queues_command(), {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  int requests = kDepth + kNops + 3;
+  EXPECT_EQ(summary["requests"], requests);
+  EXPECT_EQ(summary["enters"], 5);
+  EXPECT_EQ(summary["submitted"], requests);
+  EXPECT_DOUBLE_EQ(summary["requests_per_enter"].get<double>(), requests / 5.0);
+  EXPECT_EQ(summary["io_workers"], 0);
+  EXPECT_EQ(summary["lost"], 0);
+  ASSERT_EQ(summary["ops"].size(), 2u) << summary.dump();
+  auto nops = op_row(summary, "NOP", "inline"), reads = op_row(summary, "READ", "poll");
+  ASSERT_TRUE(nops.is_object() && reads.is_object()) << summary.dump();
+  EXPECT_EQ(nops["requests"], kNops + 3);
+  EXPECT_EQ(reads["requests"], kDepth);
+  // The reads waited WAIT_MS for their bytes; a quantile is interpolated
+  // within a slot 1/8 as wide as its values, so it is within 1/8 of them.
+  double wait_us = kWaitMs * 1000.0;
+  for (const char *q : {"p50_us", "p99_us"}) {
+    EXPECT_GE(reads[q].get<double>(), wait_us * 7 / 8) << q;
+    EXPECT_LE(reads[q].get<double>(), wait_us * 1.25 + 5000) << q;
+    EXPECT_LT(nops[q].get<double>(), wait_us) << q;
+  }
+  EXPECT_LE(reads["p50_us"].get<double>(), reads["p99_us"].get<double>());
+}
+
+TEST_F(E2eUringViews, SummaryIsPrintedOnStderrAsText) {
+  auto [t, r] = run_uring(queues_command());
+  EXPECT_TRUE(contains(r.err,
+                       "io_uring: 16 requests completed, 5 io_uring_enter calls "
+                       "submitting 3.20 requests each, 0 io-workers, 0 events lost\n"))
+      << r;
+  EXPECT_TRUE(
+      contains(r.err, "OPCODE             PATH        REQUESTS      P50(us)      P99(us)\n"))
+      << r;
+  std::map<std::string, std::string> rows;
+  for (const auto &line : lines(r.err)) {
+    std::istringstream in(line);
+    std::string op, path, count;
+    if (in >> op >> path >> count)
+      rows[op + " " + path] = count;
+  }
+  EXPECT_EQ(rows["NOP inline"], std::to_string(kNops + 3)) << r;
+  EXPECT_EQ(rows["READ poll"], std::to_string(kDepth)) << r;
+  EXPECT_TRUE(r.out.empty()) << r;
+}
+
+// uring_batches makes one enter per batch: batches of 1..10 submit 5.5
+// requests per enter on average.
+TEST_F(E2eUringViews, SummaryAveragesRequestsPerEnter) {
+  auto [t, r] = run_uring(workload("uring_batches") + " 1 2 3 4 5 6 7 8 9 10", {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  EXPECT_EQ(summary["enters"], 10);
+  EXPECT_EQ(summary["submitted"], 55);
+  EXPECT_DOUBLE_EQ(summary["requests_per_enter"].get<double>(), 5.5);
+  ASSERT_EQ(summary["ops"].size(), 1u);
+  EXPECT_EQ(op_row(summary, "NOP", "inline")["requests"], 55);
+}
+
+}  // namespace
+}  // namespace e2e
