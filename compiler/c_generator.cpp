@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -204,12 +205,14 @@ class ProbeWriter {
   ProbeWriter(const GeneratorInput &in, CTypeEmitter *types, Emitter &out)
       : in_(in), types_(types), out_(out) {}
 
-  GeneratedProbe write(size_t index, const ResolvedProbe &rp) {
+  // `shared`: another probe is on the same tracepoint, so this one is a
+  // function that one program calls for all of them (write_shared()).
+  GeneratedProbe write(size_t index, const ResolvedProbe &rp, bool shared) {
     const ProbeDecl &decl = in_.decl->probes[rp.decl_id];
     std::string n = std::to_string(index);
     GeneratedProbe gp;
     gp.decl_id = rp.decl_id;
-    gp.program = "mt_probe_" + n;
+    gp.program = gp.attached_program = "mt_probe_" + n;
     gp.name = rp.name;
     gp.probe_name = rp.name.to_string();
     ProbeKind kind = rp.name.kind;
@@ -297,12 +300,14 @@ class ProbeWriter {
         write_aggregation_map(in_.decl->aggregations[id], rp);
     stand_ins_.clear();
 
-    // The program.
-    out_ << "SEC(\"" + std::string(section_prefix(kind)) +
-                (kind == ProbeKind::Tracepoint ? rp.name.category + "/" : "") +
-                (reads_user ? "" : rp.name.target) + "\")\n";
-    out_ << "int " + gp.program + "(" + ctx_type + "__ctx) {\n";
-    out_ << "  if (!mt_is_target())\n    return 0;\n";
+    // The program, or a function of the program shared with other probes.
+    if (shared) {
+      out_ << "static __always_inline int " + gp.program + "(" + ctx_type + "__ctx) {\n";
+    } else {
+      out_ << "SEC(\"" + section(rp) + "\")\n";
+      out_ << "int " + gp.program + "(" + ctx_type + "__ctx) {\n";
+      out_ << "  if (!mt_is_target())\n    return 0;\n";
+    }
     if (kind == ProbeKind::Tracepoint) {
       out_ << "#define args (*__ctx)\n";
     } else {
@@ -383,7 +388,32 @@ class ProbeWriter {
     return gp;
   }
 
+  // One program for the probes `shared` names (indexes into `probes`), all
+  // on the same tracepoint: each runs in turn, whatever the others did, so
+  // the event costs one program run and one target check.
+  void write_shared(std::vector<GeneratedProbe> &probes, const std::vector<size_t> &shared,
+                    const ResolvedProbe &rp) {
+    std::string name = "mt_shared_" + std::to_string(shared[0]);
+    out_ << "\n/* " + rp.name.to_string() + ": " + std::to_string(shared.size()) +
+                " probes in declaration order */\n";
+    out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
+    out_ << "  if (!mt_is_target())\n    return 0;\n";
+    for (size_t i : shared) {
+      out_ << "  " + probes[i].program + "(__ctx);\n";
+      probes[i].attached_program = name;
+    }
+    out_ << "  return 0;\n}\n";
+  }
+
  private:
+  static std::string section(const ResolvedProbe &rp) {
+    ProbeKind kind = rp.name.kind;
+    bool user = kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+    return std::string(section_prefix(kind)) +
+           (kind == ProbeKind::Tracepoint ? rp.name.category + "/" : "") +
+           (user ? "" : rp.name.target);
+  }
+
   // The tracepoint field a capture names directly (`args.NAME`), if any.
   const TraceField *trace_field(const ResolvedProbe &rp, const Capture &c) {
     if (!rp.format || c.expr.text.rfind("args.", 0) != 0)
@@ -672,8 +702,20 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
 
   Emitter body;
   ProbeWriter writer(in, types.get(), body);
-  for (size_t i = 0; i < in.resolution->probes.size(); i++)
-    program.probes.push_back(writer.write(i, in.resolution->probes[i]));
+  // Tracepoint probes on the same event share one program.
+  const auto &resolved = in.resolution->probes;
+  std::map<std::string, std::vector<size_t>> by_event;
+  for (size_t i = 0; i < resolved.size(); i++)
+    if (resolved[i].name.kind == ProbeKind::Tracepoint)
+      by_event[resolved[i].name.to_string()].push_back(i);
+  for (size_t i = 0; i < resolved.size(); i++) {
+    bool shared = resolved[i].name.kind == ProbeKind::Tracepoint &&
+                  by_event[resolved[i].name.to_string()].size() > 1;
+    program.probes.push_back(writer.write(i, resolved[i], shared));
+  }
+  for (const auto &[event, probes] : by_event)
+    if (probes.size() > 1)
+      writer.write_shared(program.probes, probes, resolved[probes[0]]);
   if (in.fork_format) {
     write_fork_follower(*in.fork_format, body);
     program.follow_program = "mt_follow_fork";

@@ -15,7 +15,10 @@ inline constexpr const char *kGeneratedFileName = "<moontrace>";
 
 struct GeneratedProbe {
   int decl_id = 0;
-  std::string program;     // BPF function name, e.g. mt_probe_3
+  std::string program;  // the probe's function, e.g. mt_probe_3
+  // The BPF program attached for it: `program` itself, or one program that
+  // runs every probe on the same tracepoint in declaration order.
+  std::string attached_program;
   std::string record;      // record struct name, "" when nothing is sent
   std::string probe_name;  // concrete probe, e.g. tracepoint:io_uring:io_uring_complete
   ProbeName name;

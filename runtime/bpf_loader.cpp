@@ -11,6 +11,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 #include "compiler/error.h"
 #include "compiler/probe_resolver.h"
@@ -200,7 +201,7 @@ void BpfProgram::load(const LoadSettings &settings) {
   std::string log = g_libbpf_log;
   std::string prog = failed_program(log);
   for (const auto &p : generated_.probes) {
-    if (p.program != prog)
+    if (p.attached_program != prog)
       continue;
     const ProbeDecl &d = decl_.probes[p.decl_id];
     std::string reason = verifier_summary(log);
@@ -227,10 +228,13 @@ void BpfProgram::attach(const LoadSettings &settings) {
     if (auto *prog = bpf_object__find_program_by_name(obj_, name.c_str()))
       if (auto *link = bpf_program__attach(prog))
         links_.push_back(link);
+  std::set<std::string> attached;
   for (const auto &p : generated_.probes) {
-    struct bpf_program *prog = bpf_object__find_program_by_name(obj_, p.program.c_str());
+    if (!attached.insert(p.attached_program).second)
+      continue;  // one program runs every probe on its tracepoint
+    struct bpf_program *prog = bpf_object__find_program_by_name(obj_, p.attached_program.c_str());
     if (!prog)
-      throw Error("internal error: program " + p.program + " is missing from the object");
+      throw Error("internal error: program " + p.attached_program + " is missing from the object");
     g_libbpf_log.clear();
     struct bpf_link *link;
     if (p.name.kind == ProbeKind::Uprobe || p.name.kind == ProbeKind::Uretprobe) {

@@ -90,6 +90,33 @@ TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamed) {
   EXPECT_TRUE(has(source, "struct io_uring {\n  __u32 head;\n}")) << source;
 }
 
+// Probes on one tracepoint share one program, which runs each in
+// declaration order after one target check.
+TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
+  Declaration d = testing::complete_declaration("1", "args.res");
+  d.probes.push_back(d.probes[0]);
+  d.probes[1].id = 1;
+  testing::FakeKernel kernel;
+  Resolution r = resolve_probes(d, kernel);
+  GeneratorInput in;
+  in.decl = &d;
+  in.resolution = &r;
+  GeneratedProgram p = generate_c(in);
+  ASSERT_EQ(p.probes.size(), 2u);
+  EXPECT_EQ(p.probes[0].program, "mt_probe_0");
+  EXPECT_EQ(p.probes[1].program, "mt_probe_1");
+  EXPECT_EQ(p.probes[0].attached_program, "mt_shared_0");
+  EXPECT_EQ(p.probes[1].attached_program, "mt_shared_0");
+  EXPECT_TRUE(has(p, "static __always_inline int mt_probe_0(struct mt_args_0 *__ctx) {\n"));
+  EXPECT_TRUE(has(p,
+                  "SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_shared_0(void "
+                  "*__ctx) {\n  if (!mt_is_target())\n    return 0;\n  mt_probe_0(__ctx);\n  "
+                  "mt_probe_1(__ctx);\n  return 0;\n}\n"))
+      << p.source;
+  EXPECT_EQ(p.source.find("SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_probe_"),
+            std::string::npos);
+}
+
 TEST(ProbeResolver, SuggestsNearestNames) {
   Declaration d = testing::complete_declaration("1", "1");
   d.probes[0].alternatives = {"tracepoint:io_uring:io_uring_compleet"};
