@@ -76,6 +76,7 @@ struct LatencyDecl {
   std::string name;
   int start_probe = -1, stop_probe = -1;  // ProbeDecl ids
   std::vector<Capture> key;               // evaluated at both probes
+  std::vector<Capture> stop_key;          // at the stop instead, when its probe names it otherwise
   std::vector<Capture> carry;             // taken at start, read at stop as start.NAME
   uint32_t size = 10240;                  // pending starts kept (LRU beyond)
   ScriptLocation where;

@@ -534,7 +534,7 @@ struct LuaApi {
     return new_handle(L, static_cast<int>(s.decl_.aggregations.size() - 1), kAggregationType);
   }
 
-  // latency({name=, start=, stop=, key=, carry=, filter=, stop_filter=,
+  // latency({name=, start=, stop=, key=, stop_key=, carry=, filter=, stop_filter=,
   //          into=, capture=, size=}, [HANDLER]): two probes and a map
   //          between them; `carry` values taken at start are start.NAME at stop.
   static int latency(lua_State *L) {
@@ -555,6 +555,17 @@ struct LuaApi {
       return luaL_error(L, "latency '%s' needs key = \"C expression\" (e.g. \"tid\")",
                         lat.name.c_str());
     lat.key = capture_list(L, -1, lat.where, "key");
+    lua_getfield(L, 1, "stop_key");
+    if (!lua_isnil(L, -1)) {
+      lat.stop_key = capture_list(L, -1, lat.where, "stop_key");
+      bool same = lat.stop_key.size() == lat.key.size();
+      for (size_t i = 0; same && i < lat.key.size(); i++)
+        same = lat.stop_key[i].name == lat.key[i].name;
+      if (!same)
+        return luaL_error(L, "latency '%s': stop_key must name the same fields as key",
+                          lat.name.c_str());
+    }
+    lua_pop(L, 1);
     lua_getfield(L, 1, "carry");
     if (!lua_isnil(L, -1))
       lat.carry = capture_list(L, -1, lat.where, "carry");
