@@ -32,7 +32,8 @@ enum class ParamType { Int, Uint, Bool, String };
 
 struct Param {
   std::string name;
-  std::string short_name;  // one letter, e.g. "T" for -T
+  std::string short_name;   // one letter, e.g. "T" for -T
+  bool positional = false;  // given by place, after the options: "biolatency 1 10"
   ParamType type = ParamType::Int;
   std::string help;
   std::string default_text;  // as typed on the command line

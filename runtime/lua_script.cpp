@@ -630,6 +630,14 @@ struct LuaApi {
     p.help = luaL_optstring(L, -1, "");
     lua_getfield(L, 2, "short");
     p.short_name = luaL_optstring(L, -1, "");
+    p.positional = optional_bool(L, 2, "positional", false);
+    if (p.positional && (!p.short_name.empty() || p.type == ParamType::Bool))
+      return luaL_error(L,
+                        "parameter '%s': a positional parameter has no short name and is not bool",
+                        p.name.c_str());
+    if (!p.positional && !s.decl_.params.empty() && s.decl_.params.back().positional)
+      return luaL_error(L, "parameter '%s': declare options before positional parameters",
+                        p.name.c_str());
     std::string why;
     if (!validate_param(p.type, p.default_text, why))
       return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(),
