@@ -264,7 +264,7 @@ int run(const Options &options) {
   GeneratorInput input;
   input.decl = &decl;
   input.resolution = &resolution;
-  input.btf = kernel.btf();
+  input.btf = resolution.types ? resolution.types : kernel.btf();
   if (filter)
     input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
   if (!decl.trace_file.empty())
