@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct lua_State;
 
 namespace mt {
 
+class KernelFacts;
 class KernelMaps;
 class Output;
 class ScriptArgs;
@@ -34,8 +36,12 @@ class LuaScript {
   LuaScript(const LuaScript &) = delete;
   LuaScript &operator=(const LuaScript &) = delete;
 
+  // What available() and disk() ask; the running kernel unless set.
+  void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
   // Runs the script's top level; throws mt::Error ("file:line: message").
   void declare();
+  // What available() chose while declaring, shown with -v.
+  const std::vector<std::string> &notes() const { return notes_; }
   const Declaration &declaration() const { return decl_; }
   const ScriptSource &source() const { return source_; }
   lua_State *state() { return L_; }
@@ -55,6 +61,7 @@ class LuaScript {
  private:
   friend struct LuaApi;
   void call_handler_on_stack(int nargs);
+  KernelFacts &kernel();
 
   lua_State *L_;
   ScriptSource source_;
@@ -64,6 +71,9 @@ class LuaScript {
   std::map<int, int> handlers_;  // decl id -> registry ref
   bool exit_requested_ = false;
   KernelMaps *maps_ = nullptr;
+  KernelFacts *kernel_ = nullptr;
+  std::unique_ptr<KernelFacts> own_kernel_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace mt

@@ -236,7 +236,9 @@ int run(const Options &options) {
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
   SandboxOptions sandbox{options.unsafe, module_dirs_for(options.script)};
+  KernelFacts kernel;
   LuaScript script(load_script_source(options.script), sandbox, args, output);
+  script.set_kernel_facts(&kernel);
   script.declare();
   const Declaration &decl = script.declaration();
   if (args.wants_help()) {
@@ -255,8 +257,10 @@ int run(const Options &options) {
   if (!options.emit_c && !can_use_bpf(why))
     throw Error(why);
 
-  KernelFacts kernel;
   Resolution resolution = resolve_probes(decl, kernel);
+  if (options.verbose)
+    for (const auto &note : script.notes())
+      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   if (options.verbose)
     for (const auto &note : resolution.notes)
       std::fprintf(stderr, "moontrace: %s\n", note.c_str());

@@ -1,4 +1,5 @@
-// Which probe alternative this kernel has, and the BTF of loaded modules: the resolver finds a module's
+// What a script may ask of the kernel while it declares itself (available,
+// disk), and the BTF of loaded modules: the resolver finds a module's
 // functions and the generator takes their types from the module's BTF.
 #include <bpf/btf.h>
 #include <gtest/gtest.h>
@@ -15,9 +16,11 @@ namespace mt {
 
 namespace {
 
+using Loaded = testing::LoadedScript;
+
 // A kernel whose BTF has vfs_x(struct inode *inode) and whose module
 // "extfs" has extfs_open(struct inode *inode, int flags); kprobes work,
-// fentry does not.
+// fentry does not, and one disk is there.
 class ModuleKernel : public testing::FakeKernel {
  public:
   ModuleKernel() {
@@ -47,9 +50,19 @@ class ModuleKernel : public testing::FakeKernel {
   }
   const KernelBtf *btf() override { return vmlinux_.get(); }
   bool has_kprobes() override { return true; }
+  std::string block_device(const std::string &name) override {
+    return name == "vdz" ? "254:16" : "";
+  }
 
   std::unique_ptr<KernelBtf> vmlinux_;
   const KernelBtf *module_ = nullptr;
+};
+
+// A loaded script that asks `kernel`.
+struct Asking : Loaded {
+  Asking(const std::string &text, KernelFacts &kernel) : Loaded(text) {
+    script.set_kernel_facts(&kernel);
+  }
 };
 
 Declaration one_probe(const std::vector<std::string> &alternatives) {
@@ -84,6 +97,58 @@ TEST(KernelQuestions, OnlyTheLastAlternativesKindIsLeftToTheKernelUnlessAsked) {
   EXPECT_TRUE(first_available({"fentry:vfs_x"}, kernel, false, reasons));
   EXPECT_FALSE(first_available({"fentry:vfs_x"}, kernel, true, reasons));
   EXPECT_THROW(first_available({"nonsense"}, kernel, true, reasons), Error);
+}
+
+TEST(KernelQuestions, AvailableGivesTheFirstAlternativeOrNilAndWhy) {
+  ModuleKernel kernel;
+  Asking l(R"(local a = available({ "fentry:vfs_x", "kprobe:vfs_x" })
+assert(a == "kprobe:vfs_x", tostring(a))
+assert(available("tracepoint:io_uring:io_uring_complete") == "tracepoint:io_uring:io_uring_complete")
+local none, why = available({ "fentry:vfs_x", "kprobe:nothing" })
+assert(none == nil)
+assert(why == "fentry:vfs_x: refused; kprobe:nothing: no such function in the BTF of the kernel and its loaded modules", why)
+)",
+           kernel);
+  l.script.declare();
+  ASSERT_EQ(l.script.notes().size(), 3u);
+  EXPECT_EQ(l.script.notes()[0],
+            "t.lua:1: available: kprobe:vfs_x (skipped fentry:vfs_x: refused)");
+  EXPECT_EQ(l.script.notes()[2].rfind("t.lua:4: available: none (skipped fentry:vfs_x", 0), 0u);
+}
+
+TEST(KernelQuestions, AvailableRefusesMalformedNamesAtTheScriptLine) {
+  ModuleKernel kernel;
+  Asking l("\navailable('kprobe')\n", kernel);
+  try {
+    l.script.declare();
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("t.lua:2: ", 0), 0u) << e.what();
+  }
+}
+
+TEST(KernelQuestions, DiskGivesTheDeviceNumbers) {
+  ModuleKernel kernel;
+  Asking l(R"(local d = disk("/dev/vdz")
+assert(d.name == "vdz" and d.major == 254 and d.minor == 16, d.name)
+assert(d.dev == (254 << 20 | 16))
+local none, why = disk("sdq")
+assert(none == nil and why == "no such disk 'sdq'", why)
+)",
+           kernel);
+  EXPECT_NO_THROW(l.script.declare());
+}
+
+TEST(KernelQuestions, NoticeAndStrftime) {
+  ModuleKernel kernel;
+  Asking l(
+      "notice('%s layer cannot be traced', 'vfs')\nassert(strftime():match('^%d%d:%d%d:%d%d$'))\n"
+      "assert(strftime('%Y'):match('^%d%d%d%d$'))\n",
+      kernel);
+  ::testing::internal::CaptureStderr();
+  l.script.declare();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "moontrace: t.lua: vfs layer cannot be traced\n");
 }
 
 TEST(KernelQuestions, FindsFunctionsInModulesBtf) {
