@@ -160,7 +160,10 @@ int list_scripts() {
     if (first.rfind("--", 0) == 0)
       first = first.substr(first.find_first_not_of("- "));
     std::string name = f.name;
-    std::printf("%-20s %s\n", name.substr(0, name.size() - 4).c_str(), first.c_str());
+    name = name.substr(0, name.size() - 4);
+    if (first.rfind(name + ": ", 0) == 0)  // "-- demo: what it does"
+      first = first.substr(name.size() + 2);
+    std::printf("%-12s %s\n", name.c_str(), first.c_str());
   }
   return 0;
 }
