@@ -380,8 +380,9 @@ struct LuaApi {
     return 1;
   }
 
-  // notice(FORMAT, ...): one line on stderr, "moontrace: SCRIPT: text", for
-  // what the user must know even without -v (e.g. what cannot be traced).
+  // notice(FORMAT, ...): one line for stderr, "moontrace: SCRIPT: text", for
+  // what the user must know even without -v (e.g. what cannot be traced);
+  // printed once the script's options are known to be right.
   static int notice(lua_State *L) {
     LuaScript &s = self(L);
     lua_getglobal(L, "string");
@@ -393,7 +394,7 @@ struct LuaApi {
     while (!text.empty() && text.back() == '\n')
       text.pop_back();
     std::string name = s.source_.path.substr(s.source_.path.rfind('/') + 1);
-    std::fprintf(stderr, "moontrace: %s: %s\n", name.c_str(), text.c_str());
+    s.notices_.push_back(name + ": " + text);
     return 0;
   }
 

@@ -42,6 +42,8 @@ class LuaScript {
   void declare();
   // What available() chose while declaring, shown with -v.
   const std::vector<std::string> &notes() const { return notes_; }
+  // What notice() said while declaring, "SCRIPT: text", for stderr.
+  const std::vector<std::string> &notices() const { return notices_; }
   const Declaration &declaration() const { return decl_; }
   const ScriptSource &source() const { return source_; }
   lua_State *state() { return L_; }
@@ -74,6 +76,7 @@ class LuaScript {
   KernelFacts *kernel_ = nullptr;
   std::unique_ptr<KernelFacts> own_kernel_;
   std::vector<std::string> notes_;
+  std::vector<std::string> notices_;
 };
 
 }  // namespace mt

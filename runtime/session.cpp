@@ -256,6 +256,8 @@ int run(const Options &options) {
   else if (!options.output.empty())
     output.open(options.output);
   args.check_all_used();
+  for (const auto &notice : script.notices())
+    std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
   std::string why;
   if (!options.emit_c && !can_use_bpf(why))
     throw Error(why);
