@@ -136,6 +136,11 @@ std::string map_definition(const std::string &name, const std::string &type, uin
          " SEC(\".maps\");\n";
 }
 
+// The key as the stop probe computes it.
+const std::vector<Capture> &stop_key(const LatencyDecl &lat) {
+  return lat.stop_key.empty() ? lat.key : lat.stop_key;
+}
+
 // Every script expression a probe's program contains.
 std::vector<const Expression *> expressions_of(const Declaration &decl, const ProbeDecl &probe) {
   std::vector<const Expression *> out = {&probe.predicate, &probe.action};
@@ -148,9 +153,10 @@ std::vector<const Expression *> expressions_of(const Declaration &decl, const Pr
     add(decl.aggregations[id].keys);
     out.push_back(&decl.aggregations[id].value);
   }
-  for (int id : {probe.latency_start, probe.latency_stop})
-    if (id >= 0)
-      add(decl.latencies[id].key);
+  if (probe.latency_start >= 0)
+    add(decl.latencies[probe.latency_start].key);
+  if (probe.latency_stop >= 0)
+    add(stop_key(decl.latencies[probe.latency_stop]));
   if (probe.latency_start >= 0)
     add(decl.latencies[probe.latency_start].carry);
   return out;
@@ -301,12 +307,20 @@ class ProbeWriter {
     stand_ins_.clear();
 
     // The program, or a function of the program shared with other probes.
+    // -p/-c: a pair's stop is filtered by its start, whichever task it runs
+    // in: a block request a traced process issued completes in an
+    // interrupt or a kworker.
+    bool filtered = decl.latency_stop < 0;
     if (shared) {
-      out_ << "static __always_inline int " + gp.program + "(" + ctx_type + "__ctx) {\n";
+      out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
+                  "__ctx, bool __target) {\n";
+      if (filtered)
+        out_ << "  if (!__target)\n    return 0;\n";
     } else {
       out_ << "SEC(\"" + section(rp) + "\")\n";
       out_ << "int " + gp.program + "(" + ctx_type + "__ctx) {\n";
-      out_ << "  if (!mt_is_target())\n    return 0;\n";
+      if (filtered)
+        out_ << "  if (!mt_is_target())\n    return 0;\n";
     }
     if (kind == ProbeKind::Tracepoint) {
       out_ << "#define args (*__ctx)\n";
@@ -347,7 +361,7 @@ class ProbeWriter {
     if (decl.latency_stop >= 0) {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
       std::string id = std::to_string(lat.id);
-      write_key("__lk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
+      write_key("__lk", "mt_lat_" + id + "_key", rp, stop_key(lat), reads_user);
       out_ << "  struct mt_lat_" + id + "_val start;\n  __u64 latency;\n";
       out_ << "  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
                   ", &start, sizeof(start), __now, &latency))\n    return 0;\n  (void)start;\n";
@@ -390,16 +404,16 @@ class ProbeWriter {
 
   // One program for the probes `shared` names (indexes into `probes`), all
   // on the same tracepoint: each runs in turn, whatever the others did, so
-  // the event costs one program run and one target check.
+  // the event costs one program run and one target lookup.
   void write_shared(std::vector<GeneratedProbe> &probes, const std::vector<size_t> &shared,
                     const ResolvedProbe &rp) {
     std::string name = "mt_shared_" + std::to_string(shared[0]);
     out_ << "\n/* " + rp.name.to_string() + ": " + std::to_string(shared.size()) +
                 " probes in declaration order */\n";
     out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
-    out_ << "  if (!mt_is_target())\n    return 0;\n";
+    out_ << "  bool __target = mt_is_target();\n";
     for (size_t i : shared) {
-      out_ << "  " + probes[i].program + "(__ctx);\n";
+      out_ << "  " + probes[i].program + "(__ctx, __target);\n";
       probes[i].attached_program = name;
     }
     out_ << "  return 0;\n}\n";
@@ -526,6 +540,17 @@ class ProbeWriter {
     out_ << "  }\n";
   }
 
+  // Whether `text` is just `start.NAME`, a value the pair's start carried.
+  bool carried(const ResolvedProbe &rp, const std::string &text) const {
+    int stop = in_.decl->probes[rp.decl_id].latency_stop;
+    if (stop < 0 || text.rfind("start.", 0) != 0)
+      return false;
+    for (const auto &c : in_.decl->latencies[stop].carry)
+      if (text == "start." + c.name)
+        return true;
+    return false;
+  }
+
   void write_capture(const ResolvedProbe &rp, const Capture &c, bool reads_user,
                      const std::string &prefix) {
     const TraceField *field = trace_field(rp, c);
@@ -541,6 +566,9 @@ class ProbeWriter {
       out_ << "));\n";
     } else if ((field && field->array_len > 0) || c.expr.text == "comm") {
       out_ << "  __builtin_memcpy(" + dst + ", " + c.expr.text + ", sizeof(" + dst + "));\n";
+    } else if (carried(rp, c.expr.text)) {
+      // Copied whatever its type: a carried comm or string is an array.
+      out_ << "  __builtin_memcpy(&" + dst + ", &" + c.expr.text + ", sizeof(" + dst + "));\n";
     } else {
       out_ << "  " + dst + " = (";
       out_.expression(c.expr);

@@ -33,7 +33,8 @@ enum class ParamType { Int, Uint, Bool, String };
 
 struct Param {
   std::string name;
-  std::string short_name;  // one letter, e.g. "T" for -T
+  std::string short_name;   // one letter, e.g. "T" for -T
+  bool positional = false;  // given by place, after the options: "biolatency 1 10"
   ParamType type = ParamType::Int;
   std::string help;
   std::string default_text;  // as typed on the command line
@@ -78,6 +79,7 @@ struct LatencyDecl {
   std::string name;
   int start_probe = -1, stop_probe = -1;  // ProbeDecl ids
   std::vector<Capture> key;               // evaluated at both probes
+  std::vector<Capture> stop_key;          // at the stop instead, when its probe names it otherwise
   std::vector<Capture> carry;             // taken at start, read at stop as start.NAME
   uint32_t size = 10240;                  // pending starts kept (LRU beyond)
   ScriptLocation where;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <regex>
 
 namespace mt {
@@ -39,20 +40,67 @@ KernelBtf *KernelBtf::get() {
   static KernelBtf *instance = [] {
     libbpf_set_print(nullptr);
     struct btf *btf = btf__load_vmlinux_btf();
-    return btf ? new KernelBtf(btf) : nullptr;
+    KernelBtf *kbtf = btf ? new KernelBtf(btf) : nullptr;
+    if (kbtf)
+      kbtf->read_modules_from("/sys/kernel/btf");
+    return kbtf;
   }();
   return instance;
 }
 
+KernelBtf::KernelBtf(struct btf *btf, std::string module) : btf_(btf), module_(std::move(module)) {
+  if (const struct btf *base = btf__base_btf(btf))
+    first_id_ = static_cast<int>(btf__type_cnt(base));
+}
+
 KernelBtf::~KernelBtf() {
+  modules_.clear();  // split on this one
   btf_dump__free(dump_);
   btf__free(btf_);
+}
+
+void KernelBtf::add_module(std::unique_ptr<KernelBtf> module) {
+  modules_.push_back(std::move(module));
+}
+
+const std::vector<std::unique_ptr<KernelBtf>> &KernelBtf::modules() const {
+  if (modules_dir_.empty())
+    return modules_;
+  std::string dir = std::move(modules_dir_);
+  modules_dir_.clear();
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name == "vmlinux")
+      continue;
+    if (struct btf *split = btf__parse_split(entry.path().c_str(), btf_))
+      modules_.push_back(std::make_unique<KernelBtf>(split, name));
+  }
+  return modules_;
+}
+
+const KernelBtf *KernelBtf::with_function(const std::string &function) const {
+  if (function_id(function) > 0)
+    return this;
+  for (const auto &m : modules())
+    if (m->function_id(function) > 0)
+      return m.get();
+  return nullptr;
+}
+
+const KernelBtf *KernelBtf::with_raw_tracepoint(const std::string &event) const {
+  if (btf__find_by_name_kind(btf_, ("btf_trace_" + event).c_str(), BTF_KIND_TYPEDEF) > 0)
+    return this;
+  for (const auto &m : modules())
+    if (btf__find_by_name_kind(m->btf_, ("btf_trace_" + event).c_str(), BTF_KIND_TYPEDEF) > 0)
+      return m.get();
+  return nullptr;
 }
 
 void KernelBtf::index_functions() const {
   if (!function_ids_.empty())
     return;
-  for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
+  for (int id = first_id_; id < (int)btf__type_cnt(btf_); id++) {
     const struct btf_type *t = btf__type_by_id(btf_, id);
     if (btf_is_func(t))
       function_ids_.emplace(name_of(btf_, t), id);  // the first, like libbpf's lookup
@@ -60,8 +108,9 @@ void KernelBtf::index_functions() const {
 }
 
 int KernelBtf::function_id(const std::string &name) const {
-  if (function_ids_.empty())
+  if (function_ids_.empty() && first_id_ == 1)
     return btf__find_by_name_kind(btf_, name.c_str(), BTF_KIND_FUNC);
+  index_functions();  // a module's own functions, not its base's
   auto found = function_ids_.find(name);
   return found == function_ids_.end() ? -1 : found->second;
 }
@@ -164,7 +213,7 @@ std::vector<std::string> KernelBtf::function_names() const {
 std::vector<std::string> KernelBtf::raw_tracepoint_names() const {
   index_functions();  // for the __bpf_trace_<event> lookups
   std::vector<std::string> names;
-  for (int id = 1; id < (int)btf__type_cnt(btf_); id++) {
+  for (int id = first_id_; id < (int)btf__type_cnt(btf_); id++) {
     const struct btf_type *t = btf__type_by_id(btf_, id);
     std::string n = name_of(btf_, t);
     if (btf_is_typedef(t) && n.rfind("btf_trace_", 0) == 0)

@@ -2,6 +2,7 @@
 // arguments, and C definitions of just the struct members a script uses.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,13 +29,28 @@ struct BtfSignature {
 class KernelBtf {
  public:
   // Loaded on first use from /sys/kernel/btf/vmlinux; nullptr if absent.
+  // Loaded modules' BTF (/sys/kernel/btf/MODULE) is read when a name is
+  // not in vmlinux's.
   static KernelBtf *get();
-  explicit KernelBtf(struct btf *btf) : btf_(btf) {}
+  // Takes ownership of `btf`. A module's BTF is split on vmlinux's: its
+  // type ids continue the base's, so it describes the types of both.
+  explicit KernelBtf(struct btf *btf, std::string module = "");
   ~KernelBtf();
   KernelBtf(const KernelBtf &) = delete;
   KernelBtf &operator=(const KernelBtf &) = delete;
 
   const struct btf *raw() const { return btf_; }
+  const std::string &module() const { return module_; }  // "" for vmlinux
+  // A module's BTF, split on this one (tests build their own; the kernel's
+  // are read from `dir`/MODULE on first need).
+  void add_module(std::unique_ptr<KernelBtf> module);
+  void read_modules_from(std::string dir) { modules_dir_ = std::move(dir); }
+  // The BTF that has `function` (or raw tracepoint `event`): this one, a
+  // loaded module's, or nullptr.
+  const KernelBtf *with_function(const std::string &function) const;
+  const KernelBtf *with_raw_tracepoint(const std::string &event) const;
+  // The loaded modules' BTF.
+  const std::vector<std::unique_ptr<KernelBtf>> &modules() const;
   bool function_signature(const std::string &function, BtfSignature &out) const;
   // tp_btf / raw tracepoint arguments, from the btf_trace_<event> typedef.
   bool raw_tracepoint_signature(const std::string &event, BtfSignature &out) const;
@@ -54,6 +70,10 @@ class KernelBtf {
   void index_functions() const;
 
   struct btf *btf_;
+  std::string module_;
+  int first_id_ = 1;  // the first type id of this BTF's own (after a base's)
+  mutable std::vector<std::unique_ptr<KernelBtf>> modules_;
+  mutable std::string modules_dir_;                            // read once, then cleared
   mutable std::unordered_map<std::string, int> function_ids_;  // once indexed
   mutable struct btf_dump *dump_ = nullptr;                    // created by the first type_name()
   mutable std::string dumped_;                                 // what dump_ printed

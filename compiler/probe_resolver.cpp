@@ -94,6 +94,15 @@ std::string KernelFacts::fentry_unavailable_reason() {
   return reason;
 }
 
+std::string KernelFacts::block_device(const std::string &name) {
+  if (name.empty() || name.find('/') != std::string::npos || name[0] == '.')
+    return "";
+  std::ifstream file("/sys/class/block/" + name + "/dev");
+  std::string dev;
+  std::getline(file, dev);
+  return dev;
+}
+
 namespace {
 
 std::vector<std::string> btf_names(KernelFacts &kernel, ProbeKind kind) {
@@ -173,14 +182,17 @@ std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, st
     n.target = t;
     ResolvedProbe p;
     p.name = n;
-    p.has_signature = raw ? kbtf->raw_tracepoint_signature(t, p.signature)
-                          : kbtf->function_signature(t, p.signature);
+    // vmlinux's BTF, else the loaded module's that has it (ext4 on most
+    // distribution kernels).
+    p.btf = raw ? kbtf->with_raw_tracepoint(t) : kbtf->with_function(t);
+    p.has_signature = p.btf && (raw ? p.btf->raw_tracepoint_signature(t, p.signature)
+                                    : p.btf->function_signature(t, p.signature));
     if (p.has_signature)
       out.push_back(std::move(p));
   }
   if (out.empty())
-    why =
-        raw ? "no such raw tracepoint in the kernel's BTF" : "no such function in the kernel's BTF";
+    why = raw ? "no such raw tracepoint in the BTF of the kernel and its loaded modules"
+              : "no such function in the BTF of the kernel and its loaded modules";
   return out;
 }
 
@@ -238,47 +250,72 @@ std::vector<std::string> nearest_names(const std::string &name,
   return best;
 }
 
+std::optional<Alternative> first_available(const std::vector<std::string> &alternatives,
+                                           KernelFacts &kernel, bool check_last_kind,
+                                           std::vector<std::string> &reasons) {
+  for (size_t alt = 0; alt < alternatives.size(); alt++) {
+    const std::string &text = alternatives[alt];
+    std::string error;
+    auto name = parse_probe_name(text, error);
+    if (!name)
+      throw Error(error);
+    std::string why;
+    auto concrete = expand(*name, kernel, why);
+    bool last = alt + 1 == alternatives.size();
+    if (!concrete.empty() && (!last || check_last_kind)) {
+      // A later alternative can stand in for a probe kind this kernel lacks.
+      std::string missing = kind_unavailable(*name, kernel);
+      if (!missing.empty()) {
+        concrete.clear();
+        why = missing;
+      }
+    }
+    if (concrete.empty()) {
+      reasons.push_back(text + ": " + why);
+      continue;
+    }
+    return Alternative{alt, std::move(*name), std::move(concrete)};
+  }
+  return std::nullopt;
+}
+
 Resolution resolve_probes(const Declaration &decl, KernelFacts &kernel) {
   Resolution result;
   for (const auto &probe : decl.probes) {
     std::vector<std::string> reasons;
-    bool found = false;
-    for (size_t alt = 0; alt < probe.alternatives.size() && !found; alt++) {
-      const std::string &text = probe.alternatives[alt];
-      std::string error;
-      auto name = parse_probe_name(text, error);
-      if (!name)
-        throw Error(error, probe.where);
-      std::string why;
-      auto concrete = expand(*name, kernel, why);
-      bool last = alt + 1 == probe.alternatives.size();
-      if (!concrete.empty() && !last) {
-        // A later alternative can stand in for a probe kind this kernel lacks.
-        std::string missing = kind_unavailable(*name, kernel);
-        if (!missing.empty()) {
-          concrete.clear();
-          why = missing;
-        }
-      }
-      if (concrete.empty()) {
-        reasons.push_back(text + ": " + why);
-        continue;
-      }
-      found = true;
-      if (probe.alternatives.size() > 1 || name->has_wildcard()) {
+    std::optional<Alternative> chosen;
+    try {
+      chosen = first_available(probe.alternatives, kernel, false, reasons);
+    } catch (const Error &e) {
+      throw Error(e.what(), probe.where);
+    }
+    bool found = chosen.has_value();
+    if (found) {
+      const ProbeName &name = chosen->name;
+      const std::string &text = probe.alternatives[chosen->index];
+      if (probe.alternatives.size() > 1 || name.has_wildcard()) {
         std::string note = "probe at " + probe.where.file + ":" + std::to_string(probe.where.line) +
                            ": using " + text;
-        if (name->has_wildcard())
-          note += " (" + std::to_string(concrete.size()) + " matches)";
+        if (name.has_wildcard())
+          note += " (" + std::to_string(chosen->probes.size()) + " matches)";
         for (const auto &r : reasons)
           note += "; skipped " + r;
         result.notes.push_back(note);
       }
-      for (auto &c : concrete) {
+      for (auto &c : chosen->probes) {
         c.decl_id = probe.id;
-        (name->in_kernel() ? result.probes : result.user).push_back(std::move(c));
+        (name.in_kernel() ? result.probes : result.user).push_back(std::move(c));
       }
     }
+    if (found)
+      for (const auto &c : result.probes)
+        if (c.btf && c.btf != kernel.btf()) {
+          if (result.types && result.types != c.btf)
+            throw Error("probes on functions of two modules (" + result.types->module() + ", " +
+                            c.btf->module() + ") in one script are not supported",
+                        probe.where);
+          result.types = c.btf;
+        }
     if (!found) {
       std::string message;
       if (probe.alternatives.size() == 1) {

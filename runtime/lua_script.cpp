@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <lua.hpp>
 #include <set>
@@ -9,6 +11,7 @@
 
 #include "compiler/c_generator.h"
 #include "compiler/error.h"
+#include "compiler/probe_resolver.h"
 #include "compiler/source_locator.h"
 #include "runtime/aggregation_format.h"
 #include "runtime/kernel_maps.h"
@@ -373,6 +376,90 @@ struct LuaApi {
     lua_pop(L, 1);
   }
 
+  // available(NAME | {NAME, ALTERNATIVE...}) -> the first alternative this
+  // kernel has (probe kind usable too), or nil and why none is.
+  static int available(lua_State *L) {
+    LuaScript &s = self(L);
+    std::vector<std::string> names = probe_names(L, 1, "available");
+    ScriptLocation where = caller(L);
+    std::vector<std::string> reasons;
+    std::optional<Alternative> chosen;
+    try {
+      chosen = first_available(names, s.kernel(), true, reasons);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    std::string why;
+    for (size_t i = 0; i < reasons.size(); i++)
+      why += (i ? "; " : "") + reasons[i];
+    std::string note = where.file + ":" + std::to_string(where.line) + ": available: ";
+    note += chosen ? names[chosen->index] : "none";
+    s.notes_.push_back(note + (why.empty() ? "" : " (skipped " + why + ")"));
+    if (!chosen) {
+      lua_pushnil(L);
+      lua_pushstring(L, why.c_str());
+      return 2;
+    }
+    lua_pushstring(L, names[chosen->index].c_str());
+    return 1;
+  }
+
+  // notice(FORMAT, ...): one line for stderr, "moontrace: SCRIPT: text", for
+  // what the user must know even without -v (e.g. what cannot be traced);
+  // printed once the script's options are known to be right.
+  static int notice(lua_State *L) {
+    LuaScript &s = self(L);
+    lua_getglobal(L, "string");
+    lua_getfield(L, -1, "format");
+    lua_insert(L, 1);
+    lua_pop(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    std::string text = lua_tostring(L, -1);
+    while (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    std::string name = s.source_.path.substr(s.source_.path.rfind('/') + 1);
+    s.notices_.push_back(name + ": " + text);
+    return 0;
+  }
+
+  // disk(NAME) -> {name=, major=, minor=, dev=} of a block device, dev as
+  // the block tracepoints give it ((major << 20) | minor); nil and why if
+  // there is none.
+  static int disk(lua_State *L) {
+    std::string name = luaL_checkstring(L, 1);
+    if (name.rfind("/dev/", 0) == 0)
+      name = name.substr(5);
+    std::string numbers = self(L).kernel().block_device(name);
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(numbers.c_str(), "%u:%u", &major, &minor) != 2) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "no such disk '%s'", name.c_str());
+      return 2;
+    }
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, major);
+    lua_setfield(L, -2, "major");
+    lua_pushinteger(L, minor);
+    lua_setfield(L, -2, "minor");
+    lua_pushinteger(L, (lua_Integer(major) << 20) | minor);
+    lua_setfield(L, -2, "dev");
+    return 1;
+  }
+
+  // strftime([FORMAT]) -> the local time, "%H:%M:%S" by default.
+  static int strftime(lua_State *L) {
+    const char *format = luaL_optstring(L, 1, "%H:%M:%S");
+    time_t now = time(nullptr);
+    struct tm local;
+    localtime_r(&now, &local);
+    char text[256];
+    size_t n = std::strftime(text, sizeof(text), format, &local);
+    lua_pushlstring(L, text, n);
+    return 1;
+  }
+
   // fxt{file = "x.fxt"}: draw into this trace file (-o overrides it).
   static int fxt(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -551,7 +638,7 @@ struct LuaApi {
     return new_handle(L, static_cast<int>(s.decl_.aggregations.size() - 1), kAggregationType);
   }
 
-  // latency({name=, start=, stop=, key=, carry=, filter=, stop_filter=,
+  // latency({name=, start=, stop=, key=, stop_key=, carry=, filter=, stop_filter=,
   //          into=, capture=, size=}, [HANDLER]): two probes and a map
   //          between them; `carry` values taken at start are start.NAME at stop.
   static int latency(lua_State *L) {
@@ -572,6 +659,17 @@ struct LuaApi {
       return luaL_error(L, "latency '%s' needs key = \"C expression\" (e.g. \"tid\")",
                         lat.name.c_str());
     lat.key = capture_list(L, -1, lat.where, "key");
+    lua_getfield(L, 1, "stop_key");
+    if (!lua_isnil(L, -1)) {
+      lat.stop_key = capture_list(L, -1, lat.where, "stop_key");
+      bool same = lat.stop_key.size() == lat.key.size();
+      for (size_t i = 0; same && i < lat.key.size(); i++)
+        same = lat.stop_key[i].name == lat.key[i].name;
+      if (!same)
+        return luaL_error(L, "latency '%s': stop_key must name the same fields as key",
+                          lat.name.c_str());
+    }
+    lua_pop(L, 1);
     lua_getfield(L, 1, "carry");
     if (!lua_isnil(L, -1))
       lat.carry = capture_list(L, -1, lat.where, "carry");
@@ -635,6 +733,14 @@ struct LuaApi {
     p.help = luaL_optstring(L, -1, "");
     lua_getfield(L, 2, "short");
     p.short_name = luaL_optstring(L, -1, "");
+    p.positional = optional_bool(L, 2, "positional", false);
+    if (p.positional && (!p.short_name.empty() || p.type == ParamType::Bool))
+      return luaL_error(L,
+                        "parameter '%s': a positional parameter has no short name and is not bool",
+                        p.name.c_str());
+    if (!p.positional && !s.decl_.params.empty() && s.decl_.params.back().positional)
+      return luaL_error(L, "parameter '%s': declare options before positional parameters",
+                        p.name.c_str());
     std::string why;
     if (!validate_param(p.type, p.default_text, why))
       return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(),
@@ -948,11 +1054,12 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   decl_.script_path = source_.path;
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
-  const luaL_Reg api[] = {{"probe", LuaApi::probe}, {"param", LuaApi::param},
-                          {"map", LuaApi::map},     {"latency", LuaApi::latency},
-                          {"print", LuaApi::print}, {"printf", LuaApi::printf},
-                          {"exit", LuaApi::exit},   {"fxt", LuaApi::fxt},
-                          {"lost", LuaApi::lost},   {"report", LuaApi::report}};
+  const luaL_Reg api[] = {
+      {"probe", LuaApi::probe},     {"param", LuaApi::param},  {"map", LuaApi::map},
+      {"latency", LuaApi::latency}, {"print", LuaApi::print},  {"printf", LuaApi::printf},
+      {"exit", LuaApi::exit},       {"fxt", LuaApi::fxt},      {"available", LuaApi::available},
+      {"notice", LuaApi::notice},   {"disk", LuaApi::disk},    {"strftime", LuaApi::strftime},
+      {"lost", LuaApi::lost},       {"report", LuaApi::report}};
   for (const auto &f : api) {
     lua_pushcfunction(L_, f.func);
     lua_setglobal(L_, f.name);
@@ -970,6 +1077,14 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
 
 LuaScript::~LuaScript() {
   lua_close(L_);
+}
+
+KernelFacts &LuaScript::kernel() {
+  if (!kernel_) {
+    own_kernel_ = std::make_unique<KernelFacts>();
+    kernel_ = own_kernel_.get();
+  }
+  return *kernel_;
 }
 
 void LuaScript::declare() {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct lua_State;
 
 namespace mt {
 
+class KernelFacts;
 class KernelMaps;
 class Output;
 class ScriptArgs;
@@ -35,8 +37,14 @@ class LuaScript {
   LuaScript(const LuaScript &) = delete;
   LuaScript &operator=(const LuaScript &) = delete;
 
+  // What available() and disk() ask; the running kernel unless set.
+  void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
   // Runs the script's top level; throws mt::Error ("file:line: message").
   void declare();
+  // What available() chose while declaring, shown with -v.
+  const std::vector<std::string> &notes() const { return notes_; }
+  // What notice() said while declaring, "SCRIPT: text", for stderr.
+  const std::vector<std::string> &notices() const { return notices_; }
   const Declaration &declaration() const { return decl_; }
   const ScriptSource &source() const { return source_; }
   lua_State *state() { return L_; }
@@ -58,6 +66,7 @@ class LuaScript {
  private:
   friend struct LuaApi;
   void call_handler_on_stack(int nargs);
+  KernelFacts &kernel();
 
   lua_State *L_;
   ScriptSource source_;
@@ -68,6 +77,10 @@ class LuaScript {
   bool exit_requested_ = false;
   KernelMaps *maps_ = nullptr;
   std::function<uint64_t()> lost_;
+  KernelFacts *kernel_ = nullptr;
+  std::unique_ptr<KernelFacts> own_kernel_;
+  std::vector<std::string> notes_;
+  std::vector<std::string> notices_;
 };
 
 }  // namespace mt

@@ -59,14 +59,16 @@ void print_arguments(const ProbeName &name, KernelFacts &kernel, std::FILE *out)
     }
     return;
   }
-  const KernelBtf *btf = kernel.btf();
-  if (!btf)
+  const KernelBtf *kernel_btf = kernel.btf();
+  if (!kernel_btf)
     return;
   BtfSignature signature;
   if (name.kind == ProbeKind::RawTracepoint || name.kind == ProbeKind::TpBtf) {
-    if (btf->raw_tracepoint_signature(name.target, signature))
+    const KernelBtf *btf = kernel_btf->with_raw_tracepoint(name.target);
+    if (btf && btf->raw_tracepoint_signature(name.target, signature))
       print_signature(*btf, signature, false, out);
-  } else if (btf->function_signature(name.target, signature)) {
+  } else if (const KernelBtf *btf = kernel_btf->with_function(name.target);
+             btf && btf->function_signature(name.target, signature)) {
     print_signature(*btf, signature, true, out);
   }
 }
@@ -101,8 +103,17 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
   bool tp_btf = match.may_match_kind(ProbeKind::TpBtf);
   bool fentry = match.may_match_kind(ProbeKind::Fentry);
   const KernelBtf *btf = raw || tp_btf || fentry ? kernel.btf() : nullptr;
-  if (btf && (raw || tp_btf)) {
-    for (const auto &event : btf->raw_tracepoint_names()) {
+  // vmlinux's BTF, then each loaded module's.
+  std::vector<const KernelBtf *> btfs;
+  if (btf) {
+    btfs.push_back(btf);
+    for (const auto &m : btf->modules())
+      btfs.push_back(m.get());
+  }
+  for (const KernelBtf *b : btfs) {
+    if (!raw && !tp_btf)
+      break;
+    for (const auto &event : b->raw_tracepoint_names()) {
       if (raw)
         add(ProbeKind::RawTracepoint, "", event);
       if (tp_btf)
@@ -111,8 +122,9 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
   }
   if (btf && fentry) {
     size_t before = listed.size();
-    for (const auto &function : btf->function_names())
-      add(ProbeKind::Fentry, "", function);
+    for (const KernelBtf *b : btfs)
+      for (const auto &function : b->function_names())
+        add(ProbeKind::Fentry, "", function);
     // Asked only when something matched: it loads a test program.
     if (listed.size() > before && !kernel.fentry_unavailable_reason().empty())
       listed.resize(before);

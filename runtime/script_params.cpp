@@ -1,6 +1,7 @@
 #include "runtime/script_params.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -31,6 +32,20 @@ static std::string underscored(const std::string &arg) {
 
 std::string ScriptArgs::take_value(const Param &param) {
   std::string value = param.default_text;
+  if (param.positional) {
+    // The first word no option took. Options' values are taken by then:
+    // positional parameters are declared after the options.
+    for (size_t i = 0; i < args_.size(); i++) {
+      if (used_[i] || (args_[i].size() > 1 && args_[i][0] == '-' && !std::isdigit(args_[i][1])))
+        continue;
+      used_[i] = true;
+      std::string why;
+      if (!validate_param(param.type, args_[i], why))
+        throw Error("invalid value '" + args_[i] + "' for " + param.name + ": " + why);
+      return args_[i];
+    }
+    return value;
+  }
   std::string long_name = "--" + param.name;
   for (size_t i = 0; i < args_.size(); i++) {
     const std::string a = underscored(args_[i]);
@@ -70,7 +85,8 @@ std::string ScriptArgs::take_value(const Param &param) {
 void ScriptArgs::check_all_used() const {
   for (size_t i = 0; i < args_.size(); i++)
     if (!used_[i])
-      throw Error("unknown script option '" + args_[i] + "' (see the script's --help)");
+      throw Error((args_[i][0] == '-' ? "unknown script option '" : "unexpected argument '") +
+                  args_[i] + "' (see the script's --help)");
 }
 
 bool validate_param(ParamType type, const std::string &text, std::string &why) {
@@ -131,16 +147,24 @@ const char *param_type_name(ParamType type) {
 }
 
 std::string params_help(const std::string &script, const std::vector<Param> &params) {
-  std::string out = "usage: moontrace [ENGINE OPTIONS] " + script + " [SCRIPT OPTIONS]\n";
+  std::string out = "usage: moontrace [ENGINE OPTIONS] " + script + " [SCRIPT OPTIONS]";
+  for (const auto &p : params)
+    if (p.positional)
+      out += " [" + p.name + "]";
+  out += "\n";
   if (params.empty())
     return out + "\nThis script has no options.\n";
   out += "\nScript options:\n";
   for (const auto &p : params) {
     std::string flag = "  ";
-    flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
     std::string dashed = p.name;
     std::replace(dashed.begin(), dashed.end(), '_', '-');
-    flag += "--" + dashed;
+    if (p.positional) {
+      flag += dashed;
+    } else {
+      flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
+      flag += "--" + dashed;
+    }
     if (p.type != ParamType::Bool)
       flag += std::string(" ") + param_type_name(p.type);
     if (flag.size() < 28)

@@ -160,7 +160,10 @@ int list_scripts() {
     if (first.rfind("--", 0) == 0)
       first = first.substr(first.find_first_not_of("- "));
     std::string name = f.name;
-    std::printf("%-20s %s\n", name.substr(0, name.size() - 4).c_str(), first.c_str());
+    name = name.substr(0, name.size() - 4);
+    if (first.rfind(name + ": ", 0) == 0)  // "-- demo: what it does"
+      first = first.substr(name.size() + 2);
+    std::printf("%-12s %s\n", name.c_str(), first.c_str());
   }
   return 0;
 }
@@ -236,7 +239,9 @@ int run(const Options &options) {
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
   SandboxOptions sandbox{options.unsafe, module_dirs_for(options.script)};
+  KernelFacts kernel;
   LuaScript script(load_script_source(options.script), sandbox, args, output);
+  script.set_kernel_facts(&kernel);
   script.declare();
   const Declaration &decl = script.declaration();
   if (args.wants_help()) {
@@ -251,12 +256,16 @@ int run(const Options &options) {
   else if (!options.output.empty())
     output.open(options.output);
   args.check_all_used();
+  for (const auto &notice : script.notices())
+    std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
   std::string why;
   if (!options.emit_c && !can_use_bpf(why))
     throw Error(why);
 
-  KernelFacts kernel;
   Resolution resolution = resolve_probes(decl, kernel);
+  if (options.verbose)
+    for (const auto &note : script.notes())
+      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   if (options.verbose)
     for (const auto &note : resolution.notes)
       std::fprintf(stderr, "moontrace: %s\n", note.c_str());
@@ -264,7 +273,7 @@ int run(const Options &options) {
   GeneratorInput input;
   input.decl = &decl;
   input.resolution = &resolution;
-  input.btf = kernel.btf();
+  input.btf = resolution.types ? resolution.types : kernel.btf();
   if (filter)
     input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
   if (!decl.trace_file.empty())

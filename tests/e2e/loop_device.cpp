@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -156,6 +157,26 @@ uint64_t LoopDevice::writes_completed() const {
   if (fields.size() < 5)
     throw std::runtime_error("LoopDevice: cannot parse /sys/block/" + name_ + "/stat");
   return fields[4];
+}
+
+Ext4Mount::Ext4Mount(uint64_t size) : loop_(size) {
+  // Inode tables and journal written now, not by a kernel thread later.
+  auto mkfs = run({{"/sbin/mkfs.ext4", "-q", "-F", "-E",
+                    "lazy_itable_init=0,lazy_journal_init=0,nodiscard", loop_.path()}},
+                  60s);
+  if (mkfs.exit_code != 0)
+    throw std::runtime_error("Ext4Mount: mkfs.ext4 " + loop_.path() +
+                             " failed (is e2fsprogs "
+                             "installed?): " +
+                             mkfs.err);
+  if (mount(loop_.path().c_str(), dir().c_str(), "ext4", 0, nullptr) != 0)
+    fail("mount " + loop_.path() + " on " + dir());
+  mounted_ = true;
+}
+
+Ext4Mount::~Ext4Mount() {
+  if (mounted_ && umount(dir().c_str()) != 0)
+    umount2(dir().c_str(), MNT_DETACH);
 }
 
 Command direct_writes(const std::string &dev, uint64_t count, uint64_t size, bool start_stopped) {

@@ -51,6 +51,26 @@ class LoopDevice {
   int fd_ = -1;  // held open so the device stays attached (autoclear)
 };
 
+// An ext4 filesystem made on a private LoopDevice (mkfs.ext4, package
+// e2fsprogs) and mounted on a private directory, for tests of the vfs and
+// ext4 layers with nothing else on it. Unmounted and detached at the end;
+// the constructor throws std::runtime_error with the reason on failure.
+class Ext4Mount {
+ public:
+  explicit Ext4Mount(uint64_t size = 64ull << 20);
+  ~Ext4Mount();
+  Ext4Mount(const Ext4Mount &) = delete;
+  Ext4Mount &operator=(const Ext4Mount &) = delete;
+
+  std::string dir() const { return mount_point_.path().string(); }
+  const LoopDevice &device() const { return loop_; }
+
+ private:
+  LoopDevice loop_;
+  TempDir mount_point_;
+  bool mounted_ = false;
+};
+
 // The direct_writes workload: COUNT pwrites of SIZE bytes with O_DIRECT to
 // `dev` at offsets 0, SIZE, 2*SIZE, ... With start_stopped its pid is
 // known before it writes (Process::resume runs it).

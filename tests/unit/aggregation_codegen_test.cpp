@@ -309,6 +309,37 @@ TEST(AggregationCodegen, StartProbeRecordsAfterItsFilter) {
   EXPECT_LT(filter, carry);
   EXPECT_LT(carry, record);
   EXPECT_FALSE(has(start, "mt_latency_stop"));
+  EXPECT_TRUE(has(start, "if (!mt_is_target())"));
+}
+
+// A stop whose probe names the request otherwise computes the key its way,
+// and carried values are copied out whole (arrays included).
+TEST(AggregationCodegen, StopKeyAndCarriedCopies) {
+  Declaration d = full_declaration();
+  d.latencies[0].stop_key = {key("tid", "(__u32)args.res", 8)};
+  d.latencies[0].carry.push_back(key("who", "comm", 8));
+  d.probes[2].captures.push_back(key("who", "start.who", 8));
+  d.probes[2].captures.push_back(key("op", "start.op + 1", 8));
+  GeneratedProgram p = generate(d);
+  std::string stop = program(p, 2);
+  ASSERT_FALSE(stop.empty()) << p.source;
+  EXPECT_TRUE(has(stop, "__lk.tid = (\n#line 8 \"agg.lua\"\n(__u32)args.res\n")) << stop;
+  EXPECT_FALSE(has(stop, "__lk.tid = (\n#line 8 \"agg.lua\"\ntid\n")) << stop;
+  EXPECT_TRUE(has(program(p, 1), "__sk.tid = (\n#line 8 \"agg.lua\"\ntid\n")) << p.source;
+  EXPECT_TRUE(has(stop, "__builtin_memcpy(&__r->who, &start.who, sizeof(__r->who));")) << stop;
+  EXPECT_TRUE(has(stop, "__r->op = (")) << stop;
+}
+
+// -p/-c: the stop runs wherever the request ends (an interrupt, a
+// kworker); the start it must match was filtered already.
+TEST(AggregationCodegen, StopProbeIsNotFilteredByTheTracedProcesses) {
+  GeneratedProgram p = generate(full_declaration());
+  std::string stop = program(p, 2);
+  ASSERT_FALSE(stop.empty()) << p.source;
+  // Both are on io_uring_complete: one program looks the target up for both.
+  EXPECT_FALSE(has(stop, "mt_is_target()")) << stop;
+  EXPECT_FALSE(has(stop, "__target)\n    return 0;")) << stop;
+  EXPECT_TRUE(has(program(p, 0), "if (!__target)\n    return 0;"));
 }
 
 TEST(AggregationCodegen, StopProbeMatchesBeforeItsFilterAndFeedsTheHistogram) {

@@ -107,11 +107,13 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
   EXPECT_EQ(p.probes[1].program, "mt_probe_1");
   EXPECT_EQ(p.probes[0].attached_program, "mt_shared_0");
   EXPECT_EQ(p.probes[1].attached_program, "mt_shared_0");
-  EXPECT_TRUE(has(p, "static __always_inline int mt_probe_0(struct mt_args_0 *__ctx) {\n"));
+  EXPECT_TRUE(has(p,
+                  "static __always_inline int mt_probe_0(struct mt_args_0 *__ctx, bool "
+                  "__target) {\n  if (!__target)\n    return 0;\n"));
   EXPECT_TRUE(has(p,
                   "SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_shared_0(void "
-                  "*__ctx) {\n  if (!mt_is_target())\n    return 0;\n  mt_probe_0(__ctx);\n  "
-                  "mt_probe_1(__ctx);\n  return 0;\n}\n"))
+                  "*__ctx) {\n  bool __target = mt_is_target();\n  mt_probe_0(__ctx, "
+                  "__target);\n  mt_probe_1(__ctx, __target);\n  return 0;\n}\n"))
       << p.source;
   EXPECT_EQ(p.source.find("SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_probe_"),
             std::string::npos);

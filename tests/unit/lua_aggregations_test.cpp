@@ -233,6 +233,20 @@ latency({ start = "tracepoint:a:b", stop = "tracepoint:a:c", key = { "tid", "arg
   EXPECT_EQ(keys, (std::vector<std::string>{"tid", "req"}));
 }
 
+TEST(LuaAggregations, LatencyStopKeyNamesTheSameFields) {
+  Declaration d = declare(
+      R"(latency{ start = "kprobe:f", stop = "tp_btf:g", key = { rq = "(__u64)args.rq" },
+          stop_key = { rq = "(__u64)args.arg0" }, into = count{} })");
+  ASSERT_EQ(d.latencies[0].stop_key.size(), 1u);
+  EXPECT_EQ(d.latencies[0].stop_key[0].name, "rq");
+  EXPECT_EQ(d.latencies[0].stop_key[0].expr.text, "(__u64)args.arg0");
+  std::string e = error_of(
+      "\nlatency{ start = 'tracepoint:a:b', stop = 'tracepoint:a:c', key = 'tid', stop_key = "
+      "{ other = 'tid' }, into = count{} }");
+  EXPECT_STARTS_WITH(e, "t.lua:2:");
+  EXPECT_CONTAINS(e, "stop_key must name the same fields as key");
+}
+
 TEST(LuaAggregations, LatencyCarriesValuesFromStartToStop) {
   Declaration d = declare(
       R"(latency{ start = "tracepoint:a:b", stop = "tracepoint:a:c", key = "args.req",

@@ -72,6 +72,25 @@ TEST(LuaScript, SandboxesUnlessUnsafe) {
   EXPECT_NO_THROW(unsafe.script.declare());
 }
 
+TEST(LuaScript, PositionalParametersComeAfterTheOptions) {
+  Loaded l(R"(local i = param("interval", { type = "uint", default = 1, positional = true })
+local c = param("count", { type = "uint", positional = true })
+assert(i == 3 and c == 0)
+)",
+           {"3"});
+  EXPECT_NO_THROW(l.script.declare());
+  EXPECT_TRUE(l.script.declaration().params[0].positional);
+  Loaded late("param('n', { type = 'int', positional = true })\nparam('x', { type = 'int' })\n");
+  try {
+    late.script.declare();
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "t.lua:2: parameter 'x': declare options before positional parameters");
+  }
+  Loaded flag("param('q', { type = 'bool', positional = true })\n");
+  EXPECT_THROW(flag.script.declare(), Error);
+}
+
 TEST(LuaScript, RequiresBuiltInModules) {
   Loaded l("local fmt = require 'fmt'\nassert(fmt.bytes(1536) == '1.5K')\n");
   EXPECT_NO_THROW(l.script.declare());

@@ -54,6 +54,49 @@ TEST(ScriptParams, RejectsBadValuesNamingTheOption) {
   EXPECT_THROW(negative.take_value(param("count", ParamType::Uint, "0")), Error);
 }
 
+TEST(ScriptParams, PositionalParametersTakeTheWordsOptionsLeft) {
+  ScriptArgs args({"-d", "vda", "1", "--queued", "5"});
+  EXPECT_EQ(args.take_value(param("disk", ParamType::String, "", "d")), "vda");
+  EXPECT_EQ(args.take_value(param("queued", ParamType::Bool, "false")), "true");
+  Param interval = param("interval", ParamType::Uint, "0");
+  interval.positional = true;
+  Param count = param("count", ParamType::Int, "0");
+  count.positional = true;
+  Param more = param("more", ParamType::Int, "7");
+  more.positional = true;
+  EXPECT_EQ(args.take_value(interval), "1");
+  EXPECT_EQ(args.take_value(count), "5");
+  EXPECT_EQ(args.take_value(more), "7");  // none left: the default
+  EXPECT_NO_THROW(args.check_all_used());
+  std::string help =
+      params_help("biolatency", {param("disk", ParamType::String, "", "d"), interval});
+  EXPECT_EQ(
+      help.rfind("usage: moontrace [ENGINE OPTIONS] biolatency [SCRIPT OPTIONS] [interval]\n", 0),
+      0u)
+      << help;
+  EXPECT_NE(help.find("\n  interval uint"), std::string::npos) << help;
+}
+
+TEST(ScriptParams, PositionalValuesAreChecked) {
+  Param interval = param("interval", ParamType::Uint, "0");
+  interval.positional = true;
+  ScriptArgs args({"x"});
+  try {
+    args.take_value(interval);
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "invalid value 'x' for interval: expected a non-negative integer");
+  }
+  ScriptArgs extra({"1", "2"});
+  extra.take_value(interval);
+  try {
+    extra.check_all_used();
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "unexpected argument '2' (see the script's --help)");
+  }
+}
+
 TEST(ScriptParams, ReportsUnknownOptions) {
   ScriptArgs args({"--nope"});
   EXPECT_THROW(args.check_all_used(), Error);

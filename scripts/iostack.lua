@@ -1,0 +1,168 @@
+-- iostack: where IO time goes, layer by layer: system calls, vfs, ext4, block
+--
+-- Example: sudo moontrace iostack -T all -p 1234 -d nvme0n1
+-- A latency histogram (nsecs; -m: msecs) per operation of each layer, and a
+-- table of their counts and summed time, at Ctrl-C (or when -c's command
+-- exits), like IOStackBreakdown:
+--   syscall  read (read, pread64), write (write, pwrite64), open (open,
+--            openat), fsync (fsync, fdatasync): their tracepoints
+--   vfs      vfs_read, vfs_write, vfs_open, vfs_fsync_range (which vfs_fsync
+--            calls, and fsync(2) where vfs_fsync is inlined): kprobes, else fentry
+--   ext4     ext4_file_read_iter, ext4_file_write_iter, ext4_file_open,
+--            ext4_sync_file: kprobes, else fentry; sync also through ext4's
+--            sync_file tracepoints
+--   blk      each request from its issue to the driver until done (-Q: from
+--            when the block layer took it): a kprobe on blk_mq_start_request,
+--            else fentry, else block_rq_issue; block_rq_complete
+-- What this kernel cannot trace is named on stderr, and the rest traced
+-- (-v tells which probes were chosen). -p keeps one process's system calls,
+-- vfs and ext4 operations (not its children's); block requests are kept by
+-- disk (-d), as whoever issues them, often a kernel thread, is not the
+-- process that caused them.
+-- Parameters: -T syscall|vfs|ext4|blk|all, -p PID, -d DISK, -Q, -m.
+
+local kfunc = require "kfunc"
+local blockio = require "blockio"
+
+local only = param("type", { type = "string", default = "all", short = "T",
+  help = "the layer to trace: syscall, vfs, ext4, blk or all" })
+local target = param("pid", { type = "int", default = 0, short = "p",
+  help = "trace this process only (not the block layer)" })
+local disk_name = param("disk", { type = "string", default = "", short = "d",
+  help = "block layer: trace this disk only (e.g. sda, nvme0n1)" })
+local queued = param("queued", { type = "bool", short = "Q",
+  help = "block layer: from when the block layer took the request, queueing included" })
+local ms = param("milliseconds", { type = "bool", short = "m", help = "milliseconds, not nanoseconds" })
+
+local layers = { "syscall", "vfs", "ext4", "blk" }
+local known = false
+for _, l in ipairs(layers) do known = known or only == l end
+if only ~= "all" and not known then
+  error("-T must be syscall, vfs, ext4, blk or all, not '" .. only .. "'")
+end
+local the_disk
+if disk_name ~= "" then
+  local why
+  the_disk, why = disk(disk_name)
+  if not the_disk then error(why) end
+end
+
+local unit = ms and "ms" or "ns"
+local ops = {}  -- {layer =, name =, hist =, total =}, in the order printed
+-- An operation's histogram and total, fed the latency (or `value`).
+local function op(layer, name, value)
+  local o = { layer = layer, name = name,
+              hist = hist{ name = name, unit = unit, print = false, value = value },
+              total = stats{ name = name .. "_total", unit = unit, print = false, value = value } }
+  ops[#ops + 1] = o
+  return { o.hist, o.total }
+end
+local one_process = target ~= 0 and "pid == param.pid" or nil
+local untraced = {}  -- layer -> {functions}, and why
+local function cannot(layer, what, why)
+  untraced[layer] = untraced[layer] or { what = {}, why = why }
+  table.insert(untraced[layer].what, what)
+end
+
+-- A kernel function timed from entry to return, in the layer's table.
+local function timed(layer, fn, stand_ins)
+  local pair, why = kfunc.pair(fn, stand_ins)
+  if not pair then
+    cannot(layer, fn, why)
+    return
+  end
+  latency{ name = fn, start = pair.entry, stop = pair.exit, key = "tid", filter = one_process,
+           into = op(layer, fn) }
+end
+
+local tracing = {}
+local function wanted(layer)
+  if only ~= "all" and only ~= layer then return false end
+  tracing[#tracing + 1] = layer
+  return true
+end
+
+if wanted("syscall") then
+  for _, o in ipairs({ { "read", "read", "pread64" }, { "write", "write", "pwrite64" },
+                       { "open", "open", "openat" }, { "fsync", "fsync", "fdatasync" } }) do
+    local into = op("syscall", "sys_" .. o[1])
+    for i = 2, #o do
+      latency{ name = "sys_" .. o[i], start = "tracepoint:syscalls:sys_enter_" .. o[i],
+               stop = "tracepoint:syscalls:sys_exit_" .. o[i], key = "tid", filter = one_process,
+               into = into }
+    end
+  end
+end
+
+if wanted("vfs") then
+  for _, fn in ipairs({ "vfs_read", "vfs_write", "vfs_open", "vfs_fsync_range" }) do
+    timed("vfs", fn)
+  end
+end
+
+if wanted("ext4") then
+  for _, fn in ipairs({ "ext4_file_read_iter", "ext4_file_write_iter", "ext4_file_open" }) do
+    timed("ext4", fn)
+  end
+  timed("ext4", "ext4_sync_file",
+        { { "tp_btf:ext4_sync_file_enter", "tp_btf:ext4_sync_file_exit" },
+          { "tracepoint:ext4:ext4_sync_file_enter", "tracepoint:ext4:ext4_sync_file_exit" } })
+end
+
+if wanted("blk") then
+  local b, why = blockio.probes(the_disk)
+  if not b then
+    cannot("blk", "block requests", why)
+  elseif queued and not b.typed then
+    cannot("blk", "block requests with -Q", "no BTF for struct request")
+  else
+    local issue, done = b.at(b.issue), b.at(b.done)
+    local carry, value
+    if queued then
+      -- The time a request waited in the block layer before its issue.
+      local c = issue.created
+      carry = { waited = string.format("%s && nsecs > %s ? nsecs - %s : 0", c, c, c) }
+      value = "latency + start.waited"
+    end
+    latency{ name = "blk_request", start = b.issue, stop = b.done, key = issue.key,
+             stop_key = done.key, filter = issue.filter, carry = carry,
+             into = op("blk", "blk_request", value) }
+  end
+end
+
+-- Layers with nothing to trace here are named; a layer asked for alone
+-- that cannot be traced at all is an error.
+for _, layer in ipairs(layers) do
+  local u = untraced[layer]
+  if u then
+    local all = true
+    for _, o in ipairs(ops) do all = all and o.layer ~= layer end
+    if all and only == layer then
+      error("the " .. layer .. " layer cannot be traced on this kernel: " .. u.why)
+    end
+    notice("%s: %s cannot be traced on this kernel (%s)", layer,
+           all and "the layer" or table.concat(u.what, ", "), u.why)
+  end
+end
+
+probe("begin", function()
+  printf("Tracing the IO stack (%s)... Hit Ctrl-C to end.\n", table.concat(tracing, " "))
+end)
+
+probe("end", function()
+  local rows = {}
+  for _, o in ipairs(ops) do
+    local s = o.total:entries()[1] or { count = 0, sum = 0, avg = 0 }
+    if s.count > 0 then
+      print()
+      o.hist:print()
+    end
+    rows[#rows + 1] = { o.layer, o.name, s.count, s.sum, s.avg }
+  end
+  local label = ms and "ms" or "ns"
+  printf("\n%-8s %-22s %10s %16s %14s\n", "LAYER", "OPERATION", "COUNT", "TOTAL(" .. label .. ")",
+         "AVG(" .. label .. ")")
+  for _, r in ipairs(rows) do
+    printf("%-8s %-22s %10d %16d %14d\n", r[1], r[2], r[3], r[4], r[5])
+  end
+end)
