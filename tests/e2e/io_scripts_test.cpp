@@ -400,5 +400,23 @@ TEST_F(E2eIoScripts, BiosnoopQueuedAddsAColumn) {
                              {"biosnoop.lua:", "no such disk 'nosuchdisk'"}));
 }
 
+// On a kernel without BTF the block scripts read the tracepoints' own
+// fields: requests keyed by (dev, sector), the disk as its dev_t, the
+// operation from rwbs. Forced here by hiding every other probe kind.
+TEST_F(E2eIoScripts, BlockioOnTheTracepointsOwnFields) {
+  LoopDevice loop;
+  auto r =
+      trace_direct_writes({script("blockio_tracepoints.lua"), "--disk", loop.name()}, loop, 10);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "-Q needs the kernel's BTF (struct request)\n")) << r;
+  EXPECT_EQ(values_of(r.out, "sector"), sequence(0, 72, 8)) << r;
+  EXPECT_EQ(values_of(r.out, "dev"), std::vector<uint64_t>(10, loop.dev())) << r;
+  EXPECT_EQ(values_of(r.out, "bytes"), std::vector<uint64_t>(10, 4096)) << r;
+  size_t writes = 0;
+  for (const auto &line : lines(r.out))
+    writes += contains(line, "typed=false ") && contains(line, " op=W");
+  EXPECT_EQ(writes, 10u) << r;
+}
+
 }  // namespace
 }  // namespace e2e
