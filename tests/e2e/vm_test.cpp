@@ -209,12 +209,17 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
         "modprobe ext4 && modprobe loop && truncate -s 64M /tmp/mt-ext4.img && "
         "L=$(losetup -f --show /tmp/mt-ext4.img) && mkfs.ext4 -q -F $L && "
         "mkdir -p /mnt/mt-ext4 && mount -t ext4 $L /mnt/mt-ext4");
+  // iostack_fentry: the same script with kprobes hidden from it.
   sh +=
       "stopped_file_ops\ntrace iostack -v iostack -p {pid} -d vda\n"
       "trace vfsstat -v -p {pid} vfsstat\ntrace ext4slower -v ext4slower -p {pid} 0\n"
-      "attached iostack vfsstat ext4slower\n"
+      "export MOONTRACE_PATH=" +
+      quote(std::string(MT_SOURCE_DIR) + "/scripts") + "\ntrace iostack_fentry -v " +
+      quote(script("without_kprobes.lua")) +
+      " --script iostack -p {pid} -d vda\n"
+      "attached iostack vfsstat ext4slower iostack_fentry\n"
       "kill -CONT $W; wait $W; echo $? >$D/file_ops.rc\n"
-      "stop iostack vfsstat ext4slower\n";
+      "stop iostack vfsstat ext4slower iostack_fentry\n";
   dir.write("checks.sh", sh);
 
   auto vm = run(
@@ -335,7 +340,6 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
     EXPECT_TRUE(contains(iostack.err, "moontrace: attached " + std::string(probe) + "\n"))
         << probe << "\n"
         << iostack;
-  auto table = table_after(iostack.out, "LAYER    OPERATION", 2);
   const std::map<std::string, int> expected = {
       {"syscall sys_read", kReads + kDirectReads},
       {"syscall sys_write", kWrites},
@@ -351,11 +355,29 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
       {"ext4 ext4_sync_file", kFsyncs},
       {"blk blk_request", kDirectReads},
   };
-  EXPECT_EQ(table.size(), expected.size()) << iostack;
-  for (const auto &[op, count] : expected) {
-    ASSERT_TRUE(table.count(op)) << op << "\n" << iostack;
-    EXPECT_EQ(table[op][0], std::to_string(count)) << op << "\n" << iostack;
-  }
+  auto expect_every_layer = [&](const Check &c) {
+    auto table = table_after(c.out, "LAYER    OPERATION", 2);
+    EXPECT_EQ(table.size(), expected.size()) << c;
+    for (const auto &[op, count] : expected) {
+      ASSERT_TRUE(table.count(op)) << op << "\n" << c;
+      EXPECT_EQ(table[op][0], std::to_string(count)) << op << "\n" << c;
+    }
+  };
+  expect_every_layer(iostack);
+
+  // Without kprobes it falls back to fentry and fexit, on ext4's module
+  // functions too, and counts the same.
+  auto iostack_fentry = result("iostack_fentry");
+  EXPECT_EQ(iostack_fentry.rc, 0) << iostack_fentry;
+  EXPECT_FALSE(contains(iostack_fentry.err, "cannot be traced")) << iostack_fentry;
+  for (const char *probe :
+       {"fentry:vfs_read", "fexit:vfs_fsync_range", "fentry:ext4_file_read_iter",
+        "fexit:ext4_sync_file", "fentry:blk_mq_start_request"})
+    EXPECT_TRUE(contains(iostack_fentry.err, "moontrace: attached " + std::string(probe) + "\n"))
+        << probe << "\n"
+        << iostack_fentry;
+  EXPECT_FALSE(contains(iostack_fentry.err, "attached kprobe:")) << iostack_fentry;
+  expect_every_layer(iostack_fentry);
 
   // vfsstat: kprobes on the vfs functions themselves.
   auto vfsstat = result("vfsstat");
