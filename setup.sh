@@ -15,6 +15,7 @@ packages=(
   bpftrace                                         # benchmarks compare against it
   qemu-system-x86 linux-image-amd64 busybox-static # tests/vm: Debian's 6.1 kernel in qemu
   xz-utils cpio                                    # tests/vm: unpack the kernel, pack the initramfs
+  e2fsprogs                                        # tests: mkfs.ext4 for a private ext4, here and in the VM
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -23,7 +23,9 @@ Engine options (before SCRIPT):
   -c, --command CMD     run CMD once the probes are attached, trace only it
                         (and its children), and stop when it exits; under
                         sudo it runs as the invoking user
-  -p, --pid PID         trace only process PID (and its children)
+  -p, --pid PID         trace only process PID (and its children); with -c
+                        too, a latency pair's stop is kept in any task when
+                        its start was traced
   -o, --output FILE     write the script's output to FILE
   -f, --format FORMAT   text (default) or json: one JSON object per line
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN

@@ -409,12 +409,7 @@ struct LuaApi {
   // printed once the script's options are known to be right.
   static int notice(lua_State *L) {
     LuaScript &s = self(L);
-    lua_getglobal(L, "string");
-    lua_getfield(L, -1, "format");
-    lua_insert(L, 1);
-    lua_pop(L, 1);
-    lua_call(L, lua_gettop(L) - 1, 1);
-    std::string text = lua_tostring(L, -1);
+    std::string text = formatted(L);
     while (!text.empty() && text.back() == '\n')
       text.pop_back();
     std::string name = s.source_.path.substr(s.source_.path.rfind('/') + 1);
@@ -786,8 +781,8 @@ struct LuaApi {
     return 0;
   }
 
-  static int printf(lua_State *L) {
-    LuaScript &s = self(L);
+  // string.format(...) of the function's arguments.
+  static std::string formatted(lua_State *L) {
     lua_getglobal(L, "string");
     lua_getfield(L, -1, "format");
     lua_insert(L, 1);
@@ -795,7 +790,11 @@ struct LuaApi {
     lua_call(L, lua_gettop(L) - 1, 1);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
-    s.output_.printed(std::string(text, len));
+    return std::string(text, len);
+  }
+
+  static int printf(lua_State *L) {
+    self(L).output_.printed(formatted(L));
     return 0;
   }
 

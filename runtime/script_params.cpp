@@ -160,7 +160,7 @@ std::string params_help(const std::string &script, const std::vector<Param> &par
     std::string dashed = p.name;
     std::replace(dashed.begin(), dashed.end(), '_', '-');
     if (p.positional) {
-      flag += dashed;
+      flag += p.name;  // as the usage line names it
     } else {
       flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
       flag += "--" + dashed;

@@ -23,32 +23,15 @@ local interval = param("interval", { type = "uint", default = 0, positional = tr
 local times = param("count", { type = "uint", default = 0, positional = true,
   help = "stop after COUNT intervals (0: never)" })
 
-local only
-if disk_name ~= "" then
-  local why
-  only, why = disk(disk_name)
-  if not only then error(why) end
-end
-local b, why = blockio.probes(only)
-if not b then error("block requests cannot be traced on this kernel: " .. why) end
-if queued and not b.typed then error("-Q needs the kernel's BTF (struct request)") end
+local b, why = blockio.probes(blockio.disk(disk_name), queued)
+if not b then error(why) end
 local issue, done = b.at(b.issue), b.at(b.done)
 
 local lat = hist{ name = "latency", unit = ms and "ms" or "us", print = false,
                   by = per_disk and { disk = done.disk } or nil,
                   value = queued and "latency + start.waited" or nil }
-latency{
-  name = "requests",
-  start = b.issue,
-  stop = b.done,
-  key = issue.key,
-  stop_key = done.key,
-  filter = issue.filter,
-  -- Time the request spent in the block layer before its issue.
-  carry = queued and { waited = string.format("%s && nsecs > %s ? nsecs - %s : 0",
-                                              issue.created, issue.created, issue.created) } or nil,
-  into = lat,
-}
+b.requests{ name = "requests", carry = queued and { waited = blockio.waited(issue) } or nil,
+            into = lat }
 
 probe("begin", function()
   print("Tracing block device I/O... Hit Ctrl-C to end.")

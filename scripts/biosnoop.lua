@@ -16,15 +16,8 @@ local queued = param("queued", { type = "bool", short = "Q",
 local disk_name = param("disk", { type = "string", default = "", short = "d",
   help = "trace this disk only (e.g. sda, nvme0n1)" })
 
-local only
-if disk_name ~= "" then
-  local why
-  only, why = disk(disk_name)
-  if not only then error(why) end
-end
-local b, why = blockio.probes(only)
-if not b then error("block requests cannot be traced on this kernel: " .. why) end
-if queued and not b.typed then error("-Q needs the kernel's BTF (struct request)") end
+local b, why = blockio.probes(blockio.disk(disk_name), queued)
+if not b then error(why) end
 local issue, done = b.at(b.issue), b.at(b.done)
 
 -- Who issued the request and what it was are taken at issue.
@@ -33,22 +26,12 @@ local capture = { ts = "nsecs", "latency", comm = "start.comm", pid = "start.pid
                   sector = "start.sector", bytes = "start.bytes", op = "start.op",
                   disk = done.disk }
 if queued then
-  carry.waited = string.format("%s && nsecs > %s ? nsecs - %s : 0", issue.created,
-                               issue.created, issue.created)
+  carry.waited = blockio.waited(issue)
   capture.waited = "start.waited"
 end
 
 local first
-latency({
-  name = "requests",
-  start = b.issue,
-  stop = b.done,
-  key = issue.key,
-  stop_key = done.key,
-  filter = issue.filter,
-  carry = carry,
-  capture = capture,
-}, function(ev)
+b.requests({ name = "requests", carry = carry, capture = capture }, function(ev)
   first = first or ev.ts
   local disk_text = b.typed and ev.disk or string.format("%d:%d", ev.disk >> 20, ev.disk & 0xfffff)
   printf("%-11.6f %-14.14s %-7d %-9s %-1s %-10d %-7d ", (ev.ts - first) / 1e9, ev.comm, ev.pid,

@@ -40,12 +40,7 @@ for _, l in ipairs(layers) do known = known or only == l end
 if only ~= "all" and not known then
   error("-T must be syscall, vfs, ext4, blk or all, not '" .. only .. "'")
 end
-local the_disk
-if disk_name ~= "" then
-  local why
-  the_disk, why = disk(disk_name)
-  if not the_disk then error(why) end
-end
+local the_disk = blockio.disk(disk_name)
 
 local unit = ms and "ms" or "ns"
 local ops = {}  -- {layer =, name =, hist =, total =}, in the order printed
@@ -110,23 +105,16 @@ if wanted("ext4") then
 end
 
 if wanted("blk") then
-  local b, why = blockio.probes(the_disk)
+  local b, why = blockio.probes(the_disk, queued)
   if not b then
     cannot("blk", "block requests", why)
-  elseif queued and not b.typed then
-    cannot("blk", "block requests with -Q", "no BTF for struct request")
   else
-    local issue, done = b.at(b.issue), b.at(b.done)
     local carry, value
     if queued then
-      -- The time a request waited in the block layer before its issue.
-      local c = issue.created
-      carry = { waited = string.format("%s && nsecs > %s ? nsecs - %s : 0", c, c, c) }
+      carry = { waited = blockio.waited(b.at(b.issue)) }
       value = "latency + start.waited"
     end
-    latency{ name = "blk_request", start = b.issue, stop = b.done, key = issue.key,
-             stop_key = done.key, filter = issue.filter, carry = carry,
-             into = op("blk", "blk_request", value) }
+    b.requests{ name = "blk_request", carry = carry, into = op("blk", "blk_request", value) }
   end
 end
 

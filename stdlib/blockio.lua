@@ -19,10 +19,25 @@ local function request(probe)
   return probe:match("^tp_btf:") and "args.arg0" or "args.rq"
 end
 
--- blockio.probes([DISK]) -> b, or nil and why. DISK (a table from disk())
--- keeps only requests to that whole disk. b.issue and b.done are probe
+-- The disk a script's option names: disk(NAME)'s table, nil for "", or an
+-- error at the script's line.
+function blockio.disk(name)
+  if name == "" then
+    return nil
+  end
+  local d, why = disk(name)
+  if not d then
+    error(why, 2)
+  end
+  return d
+end
+
+-- blockio.probes([DISK], [QUEUED]) -> b, or nil and why. DISK (a table from
+-- disk()) keeps only requests to that whole disk; QUEUED asks for `created`,
+-- which needs the struct request. b.issue and b.done are probe
 -- names; b.typed is true when both give the struct request, false when
 -- only the tracepoints' fields can be read (a kernel without BTF).
+-- b.requests(SPEC, [HANDLER]) times each request (a latency pair).
 -- b.at(PROBE) gives C expressions to use at b.issue or b.done:
 --   key      names the request (the same value at issue and done)
 --   filter   true for requests to DISK (nil without DISK)
@@ -30,14 +45,11 @@ end
 --   sector, bytes (at issue), op (blockio.letter turns it into R, W...)
 --   created  (typed) when the block layer took the request, from its own
 --            accounting (rq->start_time_ns; 0 when the disk keeps none)
-function blockio.probes(disk)
+function blockio.probes(disk, queued)
   local first, why = available(issue)
-  if not first then
-    return nil, why
-  end
   local last, last_why = available(done)
-  if not last then
-    return nil, last_why
+  if not first or not last then
+    return nil, "block requests cannot be traced on this kernel: " .. (why or last_why)
   end
   local b = { issue = first, done = last }
   b.typed = request(first) ~= nil and request(last) ~= nil
@@ -45,6 +57,9 @@ function blockio.probes(disk)
     -- Both must name the request alike: tracepoints at both ends.
     b.issue = "tracepoint:block:block_rq_issue"
     b.done = "tracepoint:block:block_rq_complete"
+    if queued then
+      return nil, "-Q needs the kernel's BTF (struct request)"
+    end
   end
   function b.at(probe)
     local rq = b.typed and request(probe)
@@ -65,7 +80,22 @@ function blockio.probes(disk)
     end
     return at
   end
+  -- latency(SPEC, HANDLER) of each request from issue to completion:
+  -- SPEC gives the rest (name, carry, into, capture...).
+  function b.requests(spec, handler)
+    local issue_at, done_at = b.at(b.issue), b.at(b.done)
+    spec.start, spec.stop = b.issue, b.done
+    spec.key, spec.stop_key, spec.filter = issue_at.key, done_at.key, issue_at.filter
+    latency(spec, handler)
+  end
   return b
+end
+
+-- At b.issue (typed): how long the request waited in the block layer
+-- before its issue, in ns (0 when the disk keeps no account of it).
+function blockio.waited(at)
+  local c = at.created
+  return string.format("%s && nsecs > %s ? nsecs - %s : 0", c, c, c)
 end
 
 -- A request's operation as one letter, like the block tracepoints' rwbs:

@@ -1,16 +1,21 @@
 // moontrace on Debian's stock 6.1 kernel, in a virtual machine booted by
 // tests/vm/run.sh: the probe kinds this machine's kernel lacks (kprobe,
-// fentry/fexit) and uring.lua on 6.1's older io_uring tracepoints
+// kretprobe, fentry, fexit, on vfs_read and on a block function), the
+// shipped scripts with the probes they prefer there (kprobes, ext4 as a
+// module), and uring.lua on 6.1's older io_uring tracepoints
 // (io_uring_submit_sqe). Booting costs seconds under TCG, so one test boots
 // once and runs every check in one guest shell script; each check leaves
-// NAME.out, NAME.err and NAME.rc in a folder shared read-write with the VM.
+// NAME.out, NAME.err, NAME.rc and NAME.secs in a folder shared read-write
+// with the VM.
 #include <glob.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "tests/e2e/uring_trace.h"
 
@@ -75,15 +80,66 @@ std::ostream &operator<<(std::ostream &os, const Check &c) {
             << c.err;
 }
 
-// Counts vfs_read calls asking for 12345 bytes through fentry, and their
-// return values through fexit.
-constexpr const char *kFentryScript = R"(
-local n = 0
-probe("fentry:vfs_read", { filter = "args.count == 12345" }, function() n = n + 1 end)
-probe("fexit:vfs_read", { filter = "args.count == 12345", capture = { ret = "retval" } })
-probe("end", function() printf("fentry_reads=%d\n", n) end)
+// vfs_read and blk_mq_start_request (where blk-mq hands a request to the
+// driver) through each function probe kind, counting what
+// `dd if=/dev/vda bs=4k iflag=direct` does: one 4 KiB read(2), so one
+// vfs_read and one request, per block. fexit also sends each read's result.
+constexpr const char *kKindsScript = R"(
+local function counted(name, filter)
+  probe(name, { filter = filter, aggregate = count{ name = name:gsub(":", "_") } })
+end
+counted("kprobe:vfs_read", "args.count == 4096")
+counted("kretprobe:vfs_read", "retval == 4096")
+counted("fentry:vfs_read", "args.count == 4096")
+counted("fexit:vfs_read", "args.count == 4096 && retval == 4096")
+counted("kprobe:blk_mq_start_request", "args.rq->__data_len == 4096")
+counted("kretprobe:blk_mq_start_request", nil)
+counted("fentry:blk_mq_start_request", "args.rq->__data_len == 4096")
+counted("fexit:blk_mq_start_request", "args.rq->__data_len == 4096")
+probe("fexit:vfs_read", { filter = "args.count == 4096", capture = { ret = "retval" } })
 )";
-constexpr size_t kDataBytes = 1000;
+constexpr int kBlocks = 37;
+
+// What file_ops does in the guest (see tests/workloads/file_ops.c), on an
+// ext4 made there, with direct reads from /dev/vda.
+constexpr int kOpens = 3, kReads = 5, kWrites = 4, kFsyncs = 2, kCreates = 2, kBytes = 8192,
+              kDirectReads = 6;
+
+// Guest shell helpers. check NAME CMD: runs CMD. trace NAME ARGS: starts
+// moontrace ARGS in the background ({pid}: the pid in $W) and waits until
+// it has attached; stop NAME: SIGINT, and its exit code. Tracers that
+// watch one workload run side by side: each compiles while the others do.
+constexpr const char *kGuestHelpers = R"(
+finish() { echo $1 >$D/$2.rc; echo "$(date +%s.%N) - $3" | bc >$D/$2.secs; }
+check() {
+  n=$1; shift; t=$(date +%s.%N)
+  (eval "$@") >$D/$n.out 2>$D/$n.err; finish $? $n $t
+}
+trace() {
+  n=$1; shift
+  date +%s.%N >$D/$n.start
+  $MT $(echo "$@" | sed "s/{pid}/$W/g") >$D/$n.out 2>$D/$n.err &
+  echo $! >$D/$n.pid
+}
+attached() {
+  for n in "$@"; do
+    while ! grep -q 'Ctrl-C to stop' $D/$n.err && kill -0 $(cat $D/$n.pid) 2>/dev/null; do
+      sleep 0.05
+    done
+  done
+}
+stop() {
+  for n in "$@"; do kill -INT $(cat $D/$n.pid) 2>/dev/null; done
+  for n in "$@"; do wait $(cat $D/$n.pid); finish $? $n $(cat $D/$n.start); done
+}
+# file_ops stops itself once loaded: $W is its pid.
+stopped_file_ops() {
+  $FILE_OPS & W=$!
+  while ! grep -q '^State:.*T' /proc/$W/status 2>/dev/null && kill -0 $W 2>/dev/null; do
+    sleep 0.02
+  done
+}
+)";
 
 // uring_demo's requests that the kernel traces as submitted (see the top of
 // uring_demo.c and uring_demo_test.cpp): all but the rejected 5001.
@@ -98,31 +154,77 @@ std::vector<uint64_t> submitted_requests() {
   return all;
 }
 
-TEST_F(E2eVm, Kernel61KprobesFentryAndUringTrace) {
+// The rows of the table under the line starting with `header`, keyed by
+// their first `key_columns` words joined with a space.
+std::map<std::string, std::vector<std::string>> table_after(const std::string &out,
+                                                            const std::string &header,
+                                                            size_t key_columns) {
+  std::map<std::string, std::vector<std::string>> rows;
+  bool in_table = false;
+  for (const auto &line : lines(out)) {
+    std::istringstream in(line);
+    std::vector<std::string> w;
+    for (std::string word; in >> word;)
+      w.push_back(word);
+    if (line.rfind(header, 0) == 0)
+      in_table = true;
+    else if (in_table && w.size() > key_columns)
+      rows[w[0] + (key_columns > 1 ? " " + w[1] : "")] =
+          std::vector<std::string>(w.begin() + key_columns, w.end());
+  }
+  return rows;
+}
+
+TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   TempDir dir;
   const std::string d = dir.path().string();
-  dir.write("fentry.lua", kFentryScript);
-  dir.write("data", std::string(kDataBytes, 'x'));
+  dir.write("kinds.lua", kKindsScript);
   const std::string mt = quote(moontrace()), trace = quote(dir.file("u.fxt"));
-  const std::vector<std::pair<std::string, std::string>> checks = {
-      {"uname", "uname -r"},
-      {"list_kprobe", mt + " -l kprobe:vfs_read"},
-      {"list_fentry", mt + " -lv fentry:vfs_read"},
-      {"kprobe", mt + " -v -c 'cat /dev/null' " + quote(script("kprobe_fallback.lua"))},
-      {"fentry", mt + " -c 'dd if=" + dir.file("data") + " of=/dev/null bs=12345' " +
-                     quote(dir.file("fentry.lua"))},
-      {"uring", mt + " -v -o " + trace + " -c " + quote(workload("uring_demo")) + " uring"},
-      {"dump", mt + " dump " + trace + " | head -40"},
+  const std::string dd =
+      "dd if=/dev/vda of=/dev/null bs=4k count=" + std::to_string(kBlocks) + " iflag=direct";
+  std::string file_ops = workload("file_ops") + " -s -o " + std::to_string(kOpens) + " -r " +
+                         std::to_string(kReads) + " -w " + std::to_string(kWrites) + " -f " +
+                         std::to_string(kFsyncs) + " -c " + std::to_string(kCreates) + " -b " +
+                         std::to_string(kBytes) + " -D /dev/vda -n " +
+                         std::to_string(kDirectReads) + " /mnt/mt-ext4";
+  std::string sh = "D=" + quote(d) + "\ncd \"$D\"\nMT=" + mt + "\nFILE_OPS=" + quote(file_ops) +
+                   "\n" + kGuestHelpers;
+  auto check = [&](const std::string &name, const std::string &command) {
+    sh += "check " + name + " " + quote(command) + "\n";
   };
-  std::string sh = "D=" + quote(d) + "\ncd \"$D\"\n";
-  for (const auto &[name, command] : checks)
-    sh += "(" + command + ") >$D/" + name + ".out 2>$D/" + name + ".err; echo $? >$D/" + name +
-          ".rc\n";
+  check("uname", "uname -r");
+  check("list_kprobe", mt + " -l kprobe:vfs_read");
+  check("list_fentry", mt + " -lv fentry:vfs_read");
+  check("kprobe", mt + " -v -c 'cat /dev/null' " + quote(script("kprobe_fallback.lua")));
+  check("kinds", mt + " -c " + quote(dd) + " " + quote(dir.file("kinds.lua")));
+  check("uring", mt + " -v -o " + trace + " -c " + quote(workload("uring_demo")) + " uring");
+  check("dump", mt + " dump " + trace + " | head -40");
+  // Block devices untouched by anything else: the ext4 on a loop device
+  // (backed by the guest's tmpfs), direct reads from the blank /dev/vda.
+  sh +=
+      "trace biolatency biolatency -D -d vda\ntrace biosnoop biosnoop -d vda\n"
+      "attached biolatency biosnoop\n" +
+      dd + " 2>/dev/null\nstop biolatency biosnoop\n";
+  check("ext4",
+        "modprobe ext4 && modprobe loop && truncate -s 64M /tmp/mt-ext4.img && "
+        "L=$(losetup -f --show /tmp/mt-ext4.img) && mkfs.ext4 -q -F $L && "
+        "mkdir -p /mnt/mt-ext4 && mount -t ext4 $L /mnt/mt-ext4");
+  // iostack_fentry: the same script with kprobes hidden from it.
+  sh +=
+      "stopped_file_ops\ntrace iostack -v iostack -p {pid} -d vda\n"
+      "trace vfsstat -v -p {pid} vfsstat\ntrace ext4slower -v ext4slower -p {pid} 0\n"
+      "export MOONTRACE_PATH=" +
+      quote(std::string(MT_SOURCE_DIR) + "/scripts") + "\ntrace iostack_fentry -v " +
+      quote(script("without_kprobes.lua")) +
+      " --script iostack -p {pid} -d vda\n"
+      "attached iostack vfsstat ext4slower iostack_fentry\n"
+      "kill -CONT $W; wait $W; echo $? >$D/file_ops.rc\n"
+      "stop iostack vfsstat ext4slower iostack_fentry\n";
   dir.write("checks.sh", sh);
 
   auto vm = run(
-      {{run_sh(), "--timeout", "100", "--console", "--rw", d, "--", "sh", dir.file("checks.sh")}},
-      110s);
+      {{run_sh(), "--timeout", "110", "--console", "--rw", d, "--", "sh", dir.file("checks.sh")}},
+      115s);
   ASSERT_EQ(vm.exit_code, 0) << vm;
   std::smatch m;
   if (std::regex_search(vm.err, m, std::regex("guest uptime at command start ([0-9.]+) s")))
@@ -131,6 +233,8 @@ TEST_F(E2eVm, Kernel61KprobesFentryAndUringTrace) {
   auto result = [&](const std::string &name) {
     Check c{name, read_file(dir.file(name + ".out")), read_file(dir.file(name + ".err"))};
     c.rc = std::atoi(read_file(dir.file(name + ".rc")).c_str());
+    std::string secs = read_file(dir.file(name + ".secs"));
+    std::cout << "[ vm       ] " << name << ": " << secs.substr(0, secs.find('\n')) << " s\n";
     return c;
   };
 
@@ -157,12 +261,18 @@ TEST_F(E2eVm, Kernel61KprobesFentryAndUringTrace) {
   EXPECT_TRUE(contains(kprobe.err, "attached kprobe:vfs_read")) << kprobe;
   EXPECT_FALSE(values_of(kprobe.out, "count").empty()) << kprobe;
 
-  // fentry and fexit attach and see dd's two reads: the data, then EOF.
-  auto fentry = result("fentry");
-  EXPECT_EQ(fentry.rc, 0) << fentry;
-  EXPECT_TRUE(contains(fentry.out, "fentry_reads=2\n")) << fentry;
-  EXPECT_EQ(values_of(fentry.out, "ret"), (std::vector<uint64_t>{0, kDataBytes})) << fentry;
-  EXPECT_TRUE(contains(fentry.err, ", 0 lost")) << fentry;
+  // Every kind attaches to both functions and counts each of dd's reads
+  // and requests; fexit sends each result.
+  auto kinds = result("kinds");
+  EXPECT_EQ(kinds.rc, 0) << kinds;
+  for (const char *kind : {"kprobe", "kretprobe", "fentry", "fexit"})
+    for (const char *fn : {"vfs_read", "blk_mq_start_request"})
+      EXPECT_TRUE(contains(
+          kinds.out, "@" + std::string(kind) + "_" + fn + ": " + std::to_string(kBlocks) + "\n"))
+          << kind << ":" << fn << "\n"
+          << kinds;
+  EXPECT_EQ(values_of(kinds.out, "ret"), std::vector<uint64_t>(kBlocks, 4096)) << kinds;
+  EXPECT_TRUE(contains(kinds.err, ", 0 lost")) << kinds;
 
   // uring.lua falls back to 6.1's io_uring_submit_sqe and draws every
   // submitted request of uring_demo as a submit slice beginning a flow.
@@ -185,6 +295,116 @@ TEST_F(E2eVm, Kernel61KprobesFentryAndUringTrace) {
   auto dump = result("dump");
   EXPECT_EQ(dump.rc, 0) << dump;
   EXPECT_TRUE(contains(dump.out, " io_uring/submit ")) << dump;
+
+  // biolatency and biosnoop: a kprobe where requests are issued (args.rq),
+  // the completion tracepoint (args.arg0), each of dd's requests once.
+  auto biolatency = result("biolatency");
+  EXPECT_EQ(biolatency.rc, 0) << biolatency;
+  std::smatch bucket;
+  uint64_t in_histogram = 0;
+  std::string rest = biolatency.out;
+  while (std::regex_search(rest, bucket, std::regex(R"(-> \d+\s+: (\d+)\s+\|)"))) {
+    in_histogram += std::stoull(bucket[1]);
+    rest = bucket.suffix();
+  }
+  EXPECT_EQ(in_histogram, uint64_t(kBlocks)) << biolatency;
+  EXPECT_TRUE(contains(biolatency.out, "\ndisk = 'vda'\n")) << biolatency;
+  auto biosnoop = result("biosnoop");
+  EXPECT_EQ(biosnoop.rc, 0) << biosnoop;
+  auto snooped = lines(biosnoop.out);
+  ASSERT_EQ(snooped.size(), size_t(kBlocks + 1)) << biosnoop;
+  std::vector<uint64_t> sectors;
+  for (size_t i = 1; i < snooped.size(); i++) {
+    std::smatch f;
+    ASSERT_TRUE(
+        std::regex_search(snooped[i], f, std::regex(R"(^\S+\s+dd\s+\d+\s+vda\s+R (\d+)\s+4096\s)")))
+        << snooped[i];
+    sectors.push_back(std::stoull(f[1]));
+  }
+  std::sort(sectors.begin(), sectors.end());
+  EXPECT_EQ(sectors, sequence(0, (kBlocks - 1) * 8, 8)) << biosnoop;
+
+  auto ext4 = result("ext4");
+  ASSERT_EQ(ext4.rc, 0) << ext4;
+
+  // iostack: all four layers, kprobes on the vfs, ext4 (a module on 6.1)
+  // and where requests are issued; each operation as often as file_ops
+  // did it.
+  auto iostack = result("iostack");
+  EXPECT_EQ(iostack.rc, 0) << iostack;
+  EXPECT_EQ(read_file(dir.file("file_ops.rc")), "0\n");
+  EXPECT_FALSE(contains(iostack.err, "cannot be traced")) << iostack;
+  for (const char *probe :
+       {"kprobe:vfs_read", "kretprobe:vfs_fsync_range", "kprobe:ext4_file_read_iter",
+        "kretprobe:ext4_sync_file", "kprobe:blk_mq_start_request", "tp_btf:block_rq_complete"})
+    EXPECT_TRUE(contains(iostack.err, "moontrace: attached " + std::string(probe) + "\n"))
+        << probe << "\n"
+        << iostack;
+  const std::map<std::string, int> expected = {
+      {"syscall sys_read", kReads + kDirectReads},
+      {"syscall sys_write", kWrites},
+      {"syscall sys_open", kOpens + 1},
+      {"syscall sys_fsync", kFsyncs},
+      {"vfs vfs_read", kReads + kDirectReads},
+      {"vfs vfs_write", kWrites},
+      {"vfs vfs_open", kOpens + 1},
+      {"vfs vfs_fsync_range", kFsyncs},
+      {"ext4 ext4_file_read_iter", kReads},
+      {"ext4 ext4_file_write_iter", kWrites},
+      {"ext4 ext4_file_open", kOpens},
+      {"ext4 ext4_sync_file", kFsyncs},
+      {"blk blk_request", kDirectReads},
+  };
+  auto expect_every_layer = [&](const Check &c) {
+    auto table = table_after(c.out, "LAYER    OPERATION", 2);
+    EXPECT_EQ(table.size(), expected.size()) << c;
+    for (const auto &[op, count] : expected) {
+      ASSERT_TRUE(table.count(op)) << op << "\n" << c;
+      EXPECT_EQ(table[op][0], std::to_string(count)) << op << "\n" << c;
+    }
+  };
+  expect_every_layer(iostack);
+
+  // Without kprobes it falls back to fentry and fexit, on ext4's module
+  // functions too, and counts the same.
+  auto iostack_fentry = result("iostack_fentry");
+  EXPECT_EQ(iostack_fentry.rc, 0) << iostack_fentry;
+  EXPECT_FALSE(contains(iostack_fentry.err, "cannot be traced")) << iostack_fentry;
+  for (const char *probe :
+       {"fentry:vfs_read", "fexit:vfs_fsync_range", "fentry:ext4_file_read_iter",
+        "fexit:ext4_sync_file", "fentry:blk_mq_start_request"})
+    EXPECT_TRUE(contains(iostack_fentry.err, "moontrace: attached " + std::string(probe) + "\n"))
+        << probe << "\n"
+        << iostack_fentry;
+  EXPECT_FALSE(contains(iostack_fentry.err, "attached kprobe:")) << iostack_fentry;
+  expect_every_layer(iostack_fentry);
+
+  // vfsstat: kprobes on the vfs functions themselves.
+  auto vfsstat = result("vfsstat");
+  EXPECT_EQ(vfsstat.rc, 0) << vfsstat;
+  EXPECT_TRUE(contains(vfsstat.err, "moontrace: attached kprobe:vfs_create\n")) << vfsstat;
+  EXPECT_FALSE(contains(vfsstat.err, "cannot be traced")) << vfsstat;
+  auto totals = table_after(vfsstat.out, "TIME", 1)["TOTAL:"];
+  EXPECT_EQ(totals,
+            (std::vector<std::string>{std::to_string(kReads + kDirectReads),
+                                      std::to_string(kWrites), std::to_string(kFsyncs),
+                                      std::to_string(kOpens + 1), std::to_string(kCreates)}))
+      << vfsstat;
+
+  // ext4slower: every read, write, open and fsync, with its file.
+  auto ext4slower = result("ext4slower");
+  EXPECT_EQ(ext4slower.rc, 0) << ext4slower;
+  EXPECT_TRUE(contains(ext4slower.err, "moontrace: attached kprobe:ext4_file_open\n"))
+      << ext4slower;
+  std::map<char, int> by_type;
+  for (const auto &line : lines(ext4slower.out)) {
+    std::smatch f;
+    if (std::regex_search(line, f, std::regex(R"(^\S+ file_ops\s+\d+\s+([RWOS]) .* data$)")))
+      by_type[f[1].str()[0]]++;
+  }
+  EXPECT_EQ(by_type,
+            (std::map<char, int>{{'R', kReads}, {'W', kWrites}, {'O', kOpens}, {'S', kFsyncs}}))
+      << ext4slower;
 }
 
 }  // namespace
