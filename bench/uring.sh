@@ -64,12 +64,14 @@ EOF
 
 MOONTRACE_CACHE=$tmp/cache python3 - "$mt" "$storm" "$here" "$tmp" "$fio_file" "$runs" "$n" \
   "$batch" "$fio_secs" "$fio_size" "$sweep" <<'PY'
-import json, os, re, select, signal, statistics, subprocess, sys, threading, time
+import contextlib, json, os, re, select, signal, statistics, subprocess, sys, threading, time
 
 mt, storm, here, tmp, fio_file = sys.argv[1:6]
 runs, n, batch, fio_secs = (int(a) for a in sys.argv[6:10])
 fio_size, sweep = sys.argv[10], sys.argv[11] == "1"
 empty = os.path.join(here, "uring_empty.lua")
+sys.path.insert(0, here)
+from bpf_prog_stats import enable_stats, programs_of
 online = sorted(os.sched_getaffinity(0))
 cpu_work, cpu_tracer = online[-1], online[0]
 IO_TPS = "io_uring:*"
@@ -94,29 +96,46 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def sleeps(pid):
-    """Voluntary context switches of all a process's threads: how often it
-    slept waiting for data (and was woken up)."""
-    total = 0
+def sched(pid):
+    """(voluntary context switches, ns spent waiting for a CPU) of all a
+    process's threads: how often it slept waiting for data, and how long it
+    was runnable but not running."""
+    switches = waited = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 for line in f:
                     if line.startswith("voluntary_ctxt_switches:"):
-                        total += int(line.split()[1])
+                        switches += int(line.split()[1])
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                waited += int(f.read().split()[1])
         except OSError:
             pass
-    return total
+    return switches, waited
 
 
 def rss_parts(pid):
-    """VmHWM, RssAnon, RssFile, RssShmem of a running process, in MB."""
+    """A running process's resident memory, MB: VmHWM and VmRSS from
+    /proc/PID/status, and VmRSS split by mapping (smaps): Clang and LLVM's
+    shared libraries, BPF maps mapped in (ring buffers), the rest."""
     parts = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             k, _, v = line.partition(":")
-            if k in ("VmHWM", "RssAnon", "RssFile", "RssShmem"):
+            if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
                 parts[k] = int(v.split()[0]) / 1024
+    split = {"libLLVM + libclang-cpp": 0, "BPF maps (ring buffers)": 0, "other": 0}
+    where = "other"
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                path = head[5] if len(head) > 5 else ""
+                where = ("libLLVM + libclang-cpp" if re.search(r"lib(LLVM|clang-cpp)", path)
+                         else "BPF maps (ring buffers)" if "bpf-map" in path else "other")
+            elif head[0] == "Rss:":
+                split[where] += int(head[1]) / 1024
+    parts.update(split)
     return parts
 
 
@@ -356,8 +375,9 @@ def perf_counts(path):
     return samples, lost
 
 
-def run(wkey, vkey, out_path=None, throttle=None, count=None):
-    """One run: a dict of measurements."""
+def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
+    """One run: a dict of measurements. stats: moontrace with -v, and the
+    kernel's run time of each of its BPF programs (BPF_ENABLE_STATS)."""
     w = WORKLOADS[wkey]
     _, label, tool, argv, writes = next(v for v in VARIANTS if v[0] == vkey)
     label = f"{wkey}: {label}"
@@ -388,10 +408,15 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None):
             os._exit(127)
     os.close(r)
     tracer, out, err = None, [], []
+    stack = contextlib.ExitStack()
     if argv:
-        marker = {"moontrace": lambda l: l.startswith("moontrace: attached"),
+        marker = {"moontrace": lambda l: re.match(r"moontrace: attached \d+ probes?", l),
                   "bpftrace": lambda l: l == "ready"}.get(tool)
-        tracer = subprocess.Popen(argv(child, path), stdin=subprocess.DEVNULL,
+        cmd = argv(child, path)
+        if stats:
+            cmd.insert(1, "-v")
+            stack.enter_context(enable_stats())
+        tracer = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   preexec_fn=lambda: os.sched_setaffinity(0, {cpu_tracer}))
         ready = threading.Event()
@@ -408,7 +433,7 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None):
             sys.exit(f"uring.sh: {label}: tracer did not attach:\n" + "\n".join(out + err))
     load = load1()
     cpu_before = cpu_seconds(tracer.pid) if tracer else 0
-    sleeps_before = sleeps(tracer.pid) if tracer else 0
+    sched_before = sched(tracer.pid) if tracer else (0, 0)
     t0 = time.perf_counter_ns()
     os.write(wfd, b"x")
     _, status = os.waitpid(child, 0)
@@ -422,17 +447,24 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None):
     if not tracer:
         return res
     if running(tracer):  # perf stops by itself when its target exits
+        if stats:
+            res["progs"] = programs_of(tracer.pid)
+            stack.close()
         try:
             res["rss_parts"] = rss_parts(tracer.pid)
-            res["wakeups"] = sleeps(tracer.pid) - sleeps_before
+            switches, waited = sched(tracer.pid)
+            res["wakeups"] = switches - sched_before[0]
+            res["waited_ms"] = (waited - sched_before[1]) / 1e6
         except OSError:
             pass
         tracer.send_signal(signal.SIGINT)
+    stack.close()
     usage, rc = reap(tracer, label)
     for t in threads:
         t.join()
     settle()
     text = "\n".join(out + err)
+    res["attached"] = re.findall(r"(?m)^moontrace: attached (\S+)$", text)
     res["hung"] = usage is None
     if usage:
         res["rss_mb"] = usage.ru_maxrss / 1024
@@ -494,6 +526,10 @@ fio_prepare_once.close()
 hits = {w: hits_per_request(w) for w in WORKLOADS}
 for w in WORKLOADS:  # untimed: warms the page cache and the CPU
     run(w, "untraced")
+# Untimed: compiles both scripts into the object cache, so every measured
+# run starts warm (a compiling run maps about 23 MB more of libLLVM).
+run("nop", "mt_floor", count=1000)
+run("nop", "mt", count=1000)
 samples = {w: {v[0]: [] for v in VARIANTS} for w in WORKLOADS}
 keep = {w: os.path.join(tmp, f"{w}.fxt") for w in WORKLOADS}
 total = runs * len(WORKLOADS) * len(VARIANTS)
@@ -507,7 +543,49 @@ for rnd in range(runs):
             done += 1
             log(f"{done}/{total} {w} {vkey}: {samples[w][vkey][-1]['rate']:,.0f} requests/s")
 
+# One more run of moontrace's two variants with the kernel's BPF run-time
+# accounting on (it slows every program a little, so not in the figures above).
+prog_runs = {w: {v: run(w, v, stats=True) for v in ("mt_floor", "mt")} for w in WORKLOADS}
+log("BPF run-time accounting: done")
+
 med = lambda xs: statistics.median(xs) if xs else None
+
+
+def print_prog_stats(w):
+    """BPF run time per request, by tracepoint, for the floor and uring."""
+    rows, totals = {}, {}
+    for v, r in prog_runs[w].items():
+        totals[v] = [0, 0.0]
+        for p in r.get("progs", []):
+            m = re.match(r"mt_probe_(\d+)$", p["name"])
+            where = r["attached"][int(m.group(1))] if m and int(m.group(1)) < len(r["attached"]) \
+                else p["name"] + " (engine)"
+            where = where.removeprefix("tracepoint:")
+            row = rows.setdefault(where, {}).setdefault(v, [0, 0, 0])
+            row[0] += 1
+            row[1] += p["run_cnt"]
+            row[2] += p["run_time_ns"]
+            totals[v][0] += 1
+            totals[v][1] += p["run_time_ns"] / r["requests"]
+    print("BPF run time per request, from the kernel's accounting (BPF_ENABLE_STATS) in one "
+          "more run of each (programs run for every process; `mt_is_target` drops the others):\n")
+    print("| tracepoint | floor: programs | ns per request | `moontrace uring`: programs "
+          "| runs per request | ns per run | ns per request |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    reqs = {v: r["requests"] for v, r in prog_runs[w].items()}
+    for where, by in sorted(rows.items(), key=lambda kv: -kv[1].get("mt", [0, 0, 0])[2]):
+        f, u = by.get("mt_floor"), by.get("mt")
+        if not any(x and x[1] for x in (f, u)):
+            continue
+        cells = [where, f"{f[0]}" if f else "", f"{f[2] / reqs['mt_floor']:.0f}" if f else "",
+                 f"{u[0]}" if u else "", f"{u[1] / reqs['mt']:.3f}" if u else "",
+                 f"{u[2] / u[1]:.0f}" if u and u[1] else "", f"{u[2] / reqs['mt']:.0f}" if u else ""]
+        print("| " + " | ".join(cells) + " |")
+    print(f"| all ({totals['mt_floor'][0]} and {totals['mt'][0]} programs) | | "
+          f"**{totals['mt_floor'][1]:.0f}** | | | | **{totals['mt'][1]:.0f}** |")
+    print(f"\nThat run's rates: floor {prog_runs[w]['mt_floor']['rate']:,.0f}, uring "
+          f"{prog_runs[w]['mt']['rate']:,.0f} requests/s; lost "
+          f"{prog_runs[w]['mt'].get('lost', 'n/a')}.\n")
 
 
 def fmt(x, spec, none="n/a"):
@@ -522,24 +600,31 @@ for w, wl in WORKLOADS.items():
     total_hits = sum(hits[w].values())
     print(f"### {wl['label']}\n")
     print("| variant | load, 1 min | requests/s: median (min-max) | ns added per request "
-          "| × floor (moontrace) | × floor (bpftrace) | events written | lost | output MB "
-          "| bytes per event | bytes per request | tracer peak RSS MB | tracer CPU after attach, µs per request "
-          "| tracer wake-ups per 1k requests |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| × floor (moontrace) | × floor (bpftrace) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for key, label, tool, _, writes in VARIANTS:
+        rates = [r["rate"] for r in s[key]]
+        cells = [label, fmt(med([r["load"] for r in s[key]]), ".2f"),
+                 f"{rate[key]:,.0f} ({min(rates):,.0f}-{max(rates):,.0f})"]
+        if key != "untraced":
+            cells.append(f"{added[key]:,.0f}")
+            for floor in ("mt_floor", "bt_floor"):
+                cells.append("" if key == floor or added[floor] <= 0
+                             else f"{added[key] / added[floor]:.1f}")
+        else:
+            cells += ["", "", ""]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("| variant | events written | lost | output MB | bytes per event | bytes per request "
+          "| tracer peak RSS MB | tracer CPU, µs per request | tracer wake-ups per 1k requests "
+          "| tracer waited for a CPU, ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for key, label, tool, _, writes in VARIANTS:
         rs = s[key]
-        rates = [r["rate"] for r in rs]
-        cells = [label, fmt(med([r["load"] for r in rs]), ".2f"),
-                 f"{rate[key]:,.0f} ({min(rates):,.0f}-{max(rates):,.0f})"]
         if key == "untraced":
-            cells += [""] * 12
-            print("| " + " | ".join(cells) + " |")
             continue
-        cells.append(f"{added[key]:,.0f}")
-        for floor in ("mt_floor", "bt_floor"):
-            cells.append("" if key == floor or added[floor] <= 0
-                         else f"{added[key] / added[floor]:.1f}")
         read = [r for r in rs if not r["hung"]]
+        cells = [label]
         if writes:
             ev = med([r["events"] for r in read if r.get("events") is not None])
             lost = [r["lost"] for r in read if r.get("lost") is not None]
@@ -550,7 +635,7 @@ for w, wl in WORKLOADS.items():
             cells += [fmt(ev, ",.0f"),
                       ("0" if lost and max(lost) == 0 else
                        "n/a" if not lost else
-                       f"{min(lost):,}-{max(lost):,} ({100 * max(lost) / (max(lost) + ev):.0f}%)"
+                       f"{min(lost):,}-{max(lost):,} (≤{100 * max(lost) / (max(lost) + ev):.0f}%)"
                        if ev else f"{max(lost):,}"),
                       fmt(mb, ".1f"), fmt(bpe, ".1f"), fmt(bpr, ".0f", "(loss)")]
         else:
@@ -558,7 +643,8 @@ for w, wl in WORKLOADS.items():
         cells += [fmt(max([r["rss_mb"] for r in read], default=None), ".1f"),
                   fmt(med([r["cpu_s"] / r["requests"] * 1e6 for r in read]), ".2f"),
                   fmt(med([r["wakeups"] / r["requests"] * 1e3 for r in read if "wakeups" in r]),
-                      ".1f")]
+                      ".1f"),
+                  fmt(med([r["waited_ms"] for r in read if "waited_ms" in r]), ",.0f")]
         hung = sum(r["hung"] for r in rs)
         if hung:
             cells[0] += f" ({hung} run(s) hung on SIGINT, killed)"
@@ -566,6 +652,8 @@ for w, wl in WORKLOADS.items():
         if damaged:
             cells[0] += f" (trace damaged: {damaged[0]})"
         print("| " + " | ".join(cells) + " |")
+    print()
+    print_prog_stats(w)
     mt_runs = s["mt"]
     by_probe = {}
     for r in mt_runs:
@@ -680,8 +768,9 @@ released. fio's figure is its own IOPS (JSON output); nop_storm's is N divided b
 from release to reaping it. ns added per request = 1e9/rate - 1e9/rate untraced (medians);
 × floor divides that by the floor's. After the workload, the tracer gets SIGINT (perf stops
 by itself) and is reaped: peak RSS is its ru_maxrss (wait4), CPU its user + system time
-from the release to its exit (the BPF programs run in the workload, not in it), wake-ups
-its threads' voluntary context switches from the release to the end of the workload. Events
+from the release to its exit (the BPF programs run in the workload, not in it); from the
+release to the end of the workload, wake-ups are its threads' voluntary context switches
+and "waited for a CPU" their run-queue time (/proc/PID/task/*/schedstat). Events
 written: moontrace's record count (`moontrace: N events`: one per drawn event; a syscall's
 enter and exit make one), perf's samples (`perf report --stats`), bpftrace's output lines.
 Lost: moontrace's summary, perf's LOST_SAMPLES (per event, summed), bpftrace's `Lost N
