@@ -581,8 +581,20 @@ def print_prog_stats(w):
                  f"{u[0]}" if u else "", f"{u[1] / reqs['mt']:.3f}" if u else "",
                  f"{u[2] / u[1]:.0f}" if u and u[1] else "", f"{u[2] / reqs['mt']:.0f}" if u else ""]
         print("| " + " | ".join(cells) + " |")
+    multi = {}
+    r = prog_runs[w]["mt"]
+    for p in r.get("progs", []):
+        m = re.match(r"mt_probe_(\d+)$", p["name"])
+        if m and p["run_cnt"] and int(m.group(1)) < len(r["attached"]):
+            multi.setdefault(r["attached"][int(m.group(1))], []).append(
+                (int(m.group(1)), f"{p['run_time_ns'] / p['run_cnt']:.0f}"))
     print(f"| all ({totals['mt_floor'][0]} and {totals['mt'][0]} programs) | | "
           f"**{totals['mt_floor'][1]:.0f}** | | | | **{totals['mt'][1]:.0f}** |")
+    for where, each in multi.items():
+        if len(each) > 1:
+            print(f"\n{where.removeprefix('tracepoint:')}: {len(each)} programs, ns per run: "
+                  + ", ".join(ns for _, ns in sorted(each))
+                  + " (in the order uring.lua declares them).")
     print(f"\nThat run's rates: floor {prog_runs[w]['mt_floor']['rate']:,.0f}, uring "
           f"{prog_runs[w]['mt']['rate']:,.0f} requests/s; lost "
           f"{prog_runs[w]['mt'].get('lost', 'n/a')}.\n")
@@ -706,8 +718,15 @@ if sweep:
     print("### Highest rate moontrace writes with zero loss\n")
     steps = []
     if all(r["lost"] == 0 for r in full):
-        print(f"At full speed, nop_storm lost nothing in {len(full)} runs: the rate is at least "
-              f"{full_rate:,.0f} requests/s (no throttle needed).\n")
+        ev = med([r["events"] / r["seconds"] for r in full])
+        rec = med([r["records"] / r["seconds"] for r in full])
+        mbs = med([r["bytes"] / r["seconds"] / 1e6 for r in full])
+        busy = med([r["cpu_s"] / r["seconds"] for r in full])
+        print(f"At full speed nop_storm lost nothing in {len(full)} runs, so no throttle was "
+              f"needed: {full_rate:,.0f} requests/s, {ev:,.0f} events/s written "
+              f"({rec:,.0f} FXT records/s, {mbs:.1f} MB/s), medians. moontrace's CPU time over "
+              f"the workload's time: {busy:.0%} of one CPU (it also drains after the workload "
+              f"ends).\n")
     else:
         cg, cap = cgroup_throttle()
         if not cg:
