@@ -51,7 +51,7 @@ trap 'rm -rf "$tmp" "$fio_file"' EXIT
 
 source "$here/machine.sh"
 cat <<EOF
-## Tracing io_uring: overhead, loss, bytes per event, RSS
+## Tracing io_uring (issue 5)
 
 $(machine_line "$mt")
 $(perf --version 2>&1 | head -1); $(fio --version 2>&1 | head -1);
@@ -795,7 +795,8 @@ enter and exit make one), perf's samples (`perf report --stats`), bpftrace's out
 Lost: moontrace's summary, perf's LOST_SAMPLES (per event, summed), bpftrace's `Lost N
 events`. Bytes per request only where nothing was lost. Tracepoint hits per request: an
 extra untraced run under `perf stat -e {IO_TPS} -e {SYS_TPS}`.
-- untraced: `{' '.join(WORKLOADS['fio']['argv']('OUT'))}` and `nop_storm {n} {batch}`
+- untraced: `{' '.join(WORKLOADS['fio']['argv']('OUT')).replace(fio_file, 'FILE')}` and
+  `nop_storm {n} {batch}`
 - floor, moontrace: `moontrace -p PID bench/uring_empty.lua`
 - floor, bpftrace: `{bt_floor('PID', '')[2]}`
 - moontrace: `moontrace -p PID -o {os.path.dirname(tmp)}/….fxt uring`
