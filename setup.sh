@@ -12,7 +12,7 @@ packages=(
   liblua5.4-dev                                    # scripts
   liburing-dev libgtest-dev fio                    # workloads and tests
   nlohmann-json3-dev                               # tests parse -f json output
-  bpftrace                                         # benchmarks compare against it
+  bpftrace linux-perf                              # benchmarks compare against them
   qemu-system-x86 linux-image-amd64 busybox-static # tests/vm: Debian's 6.1 kernel in qemu
   xz-utils cpio                                    # tests/vm: unpack the kernel, pack the initramfs
   e2fsprogs                                        # tests: mkfs.ext4 for a private ext4, here and in the VM
