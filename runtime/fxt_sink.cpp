@@ -165,13 +165,17 @@ void FxtSink::record(uint32_t probe, const void *data, size_t size) {
 }
 
 void FxtSink::release(uint64_t watermark) {
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const Pending &a, const Pending &b) { return a.ts < b.ts; });
+  // What is pending stays sorted: only what came since is sorted and merged in.
+  auto older = [](const Pending &a, const Pending &b) { return a.ts < b.ts; };
+  auto fresh = pending_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+  std::stable_sort(fresh, pending_.end(), older);
+  std::inplace_merge(pending_.begin(), fresh, pending_.end(), older);
   size_t n = 0;
   for (; n < pending_.size() && pending_[n].ts < watermark; n++)
     draw(pending_[n].probe, reinterpret_cast<const unsigned char *>(pending_[n].bytes.data()),
          pending_[n].bytes.size());
   pending_.erase(pending_.begin(), pending_.begin() + n);
+  sorted_ = pending_.size();
 }
 
 void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {

@@ -87,6 +87,7 @@ class FxtSink {
     std::string bytes;
   };
   std::vector<Pending> pending_;  // taken, not yet drawn
+  size_t sorted_ = 0;             // the first sorted_ of them are in time order
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
       return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);

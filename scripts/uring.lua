@@ -64,13 +64,23 @@ local request = "map_key(requests, (__u64)args.ctx, (__u64)args.req)"
 local is_kept = "map_get(requests, " .. request .. ").keep == 1"
 local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
 local by_user_data_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
+-- Opcodes whose requests may complete more than once (IORING_CQE_F_MORE):
+-- multishot poll, accept, recv, recvmsg and read, timeouts, zero-copy
+-- sends' notifications, uring_cmd. Only those are found by user_data.
+local function multishot(opcode)
+  local t = {}
+  for _, op in ipairs({ 6, 10, 11, 13, 27, 46, 47, 48, 49 }) do
+    t[#t + 1] = opcode .. " == " .. op
+  end
+  return "(" .. table.concat(t, " || ") .. ")"
+end
 -- Where a request is first seen: keep it (1) or drop it (2), remembered,
 -- and leave the event undrawn when dropped.
 local decide = "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
                "? 1 : 2; map_set(requests, " .. request .. ", map_val(requests, .keep = keep, " ..
                ".opcode = args.opcode, .path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, " ..
                ".submitted = nsecs)); map_add(in_flight, (__u64)args.ctx, 1); " ..
-               "if (keep != 1) return 0; " ..
+               "if (keep != 1) return 0; if (" .. multishot("args.opcode") .. ") " ..
                "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
 
 probe("tracepoint:io_uring:io_uring_create", {
@@ -180,12 +190,13 @@ probe("tracepoint:io_uring:io_uring_complete", {
 probe("tracepoint:io_uring:io_uring_complete", {
   filter = "!(args.cflags & 2)",
   action = "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
-           "__u8 keep = r->keep, path = r->path; " ..
+           "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; " ..
            "map_add(latencies, map_key(latencies, r->opcode, path, " ..
            "mt_log_linear_slot(nsecs - r->submitted)), 1); " ..
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
            "map_add(in_flight, (__u64)args.ctx, -1); " ..
-           "map_del(requests, " .. request .. "); map_del(by_user_data, " .. by_user_data_key .. "); " ..
+           "map_del(requests, " .. request .. "); if (" .. multishot("r_opcode") .. ") " ..
+           "map_del(by_user_data, " .. by_user_data_key .. "); " ..
            "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat,
            args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
