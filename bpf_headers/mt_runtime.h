@@ -46,7 +46,12 @@ static __always_inline bool mt_is_target(void) {
   return bpf_map_lookup_elem(&mt_targets, &tgid) != NULL;
 }
 
-static __always_inline void *mt_reserve(__u32 probe, __u64 size) {
+/* A record of `size` bytes in this CPU's ring, NULL (counted as lost) when
+ * it is full. *submit_flags says how to submit it: waking the reader for
+ * every record costs the traced program far more than the record itself,
+ * so it is woken only once the ring is an eighth full; otherwise it finds
+ * the records when it next polls (every few milliseconds). */
+static __always_inline void *mt_reserve(__u32 probe, __u64 size, __u64 *submit_flags) {
   __u32 cpu = bpf_get_smp_processor_id();
   void *ring = bpf_map_lookup_elem(&mt_rings, &cpu);
   void *rec = ring ? bpf_ringbuf_reserve(ring, size, 0) : NULL;
@@ -54,7 +59,12 @@ static __always_inline void *mt_reserve(__u32 probe, __u64 size) {
     __u64 *lost = bpf_map_lookup_elem(&mt_lost, &probe);
     if (lost)
       *lost += 1;
+    return NULL;
   }
+  *submit_flags = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */) >
+                          bpf_ringbuf_query(ring, 1 /* BPF_RB_RING_SIZE */) / 8
+                      ? 2 /* BPF_RB_FORCE_WAKEUP */
+                      : 1 /* BPF_RB_NO_WAKEUP */;
   return rec;
 }
 

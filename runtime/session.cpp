@@ -445,14 +445,18 @@ int run(const Options &options) {
       break;
     if (child && child->exited())
       break;
-    auto wake = std::min(deadline, now + std::chrono::milliseconds(100));
+    // Probes wake us only when a ring is filling up: poll every 10 ms.
+    auto wake = std::min(deadline, now + std::chrono::milliseconds(10));
     for (const auto &t : timers)
       wake = std::min(wake, t.due);
     int timeout = (int)std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
-    if (events)
+    if (events) {
+      // Records rarely wake the poll (see mt_reserve): take what is there.
       events->poll(std::max(timeout, 0));
-    else if (timeout > 0)
+      events->drain();
+    } else if (timeout > 0) {
       usleep(timeout * 1000);
+    }
     if (state.handler_error)
       throw *state.handler_error;
     if (trace) {

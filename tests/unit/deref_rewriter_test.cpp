@@ -175,7 +175,8 @@ int f(struct mt_args_0 *__ctx) {
   if (!(args.n > 1 && args.vals[2] && *args.ip && args.o->in->x))
     return 0;
 #line 30 "<moontrace>"
-  struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r));
+  __u64 __submit;
+  struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r), &__submit);
   if (!__r)
     return 0;
   __r->__probe = 0;
@@ -194,7 +195,7 @@ int f(struct mt_args_0 *__ctx) {
   EXPECT_HAS(result,
              "if (!(args.n > 1 && args.vals[2] && __mt_deref(args.ip) && "
              "__mt_rd(__mt_rd(args.o, in), x)))");
-  EXPECT_HAS(result, "struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r));");
+  EXPECT_HAS(result, "struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r), &__submit);");
   EXPECT_HAS(result, "__r->__probe = 0;");
   EXPECT_HAS(result, "__r->a = (__mt_rd(args.o, val.x) + __mt_idx(args.ip, args.n));");
   EXPECT_HAS(result, "__r->a += __r->__probe;");
