@@ -11,22 +11,13 @@
 #include <utility>
 
 #include "compiler/error.h"
+#include "runtime/fxt_format.h"
 #include "runtime/record_decoder.h"
 
 namespace mt {
 namespace {
 
-constexpr uint64_t kMagic = 0x0016547846040010ULL;
-constexpr size_t kMaxArgs = 15;
-
-enum RecordType {
-  kMetadata = 0,
-  kInit = 1,
-  kString = 2,
-  kThread = 3,
-  kEvent = 4,
-  kKernelObject = 7
-};
+using namespace fxt;
 
 uint64_t field(uint64_t word, int lo, int hi) {
   int width = hi - lo + 1;
@@ -78,11 +69,11 @@ class Reader {
       r.type = static_cast<int>(field(header, 0, 3));
       bool keep = true;
       switch (r.type) {
-        case kInit: r.ticks_per_second = word(s, "ticks per second"); break;
-        case kString: keep = read_string_record(header, s, r); break;
-        case kThread: keep = read_thread_record(header, s, r); break;
-        case kEvent: read_event(header, s, r); break;
-        case kKernelObject: read_kernel_object(header, s, r); break;
+        case kInitRecord: r.ticks_per_second = word(s, "ticks per second"); break;
+        case kStringRecord: keep = read_string_record(header, s, r); break;
+        case kThreadRecord: keep = read_thread_record(header, s, r); break;
+        case kEventRecord: read_event(header, s, r); break;
+        case kKernelObjectRecord: read_kernel_object(header, s, r); break;
         default: keep = false;  // metadata, and types we do not read
       }
       pos += words * 8;
@@ -370,12 +361,12 @@ std::vector<FxtRecord> read_fxt(const std::string &bytes) {
 
 std::string fxt_record_text(const FxtRecord &r) {
   switch (r.type) {
-    case kInit: return "init ticks_per_second=" + std::to_string(r.ticks_per_second);
-    case kString: return "string " + std::to_string(r.index) + " " + json_string(r.name);
-    case kThread:
+    case kInitRecord: return "init ticks_per_second=" + std::to_string(r.ticks_per_second);
+    case kStringRecord: return "string " + std::to_string(r.index) + " " + json_string(r.name);
+    case kThreadRecord:
       return "thread " + std::to_string(r.index) + " pid=" + std::to_string(r.pid) +
              " tid=" + std::to_string(r.tid);
-    case kEvent: {
+    case kEventRecord: {
       std::string out = std::to_string(r.ts) + " " + event_kind(r.event_type) +
                         " pid=" + std::to_string(r.pid) + " tid=" + std::to_string(r.tid) + " " +
                         r.category + "/" + r.name;
@@ -383,7 +374,7 @@ std::string fxt_record_text(const FxtRecord &r) {
         out += std::string(" ") + key + "=" + std::to_string(r.extra);
       return out + args_text(r.args);
     }
-    case kKernelObject:
+    case kKernelObjectRecord:
       return "kobj " + object_kind(r.object_type) + " koid=" + std::to_string(r.koid) +
              " name=" + json_string(r.name) + args_text(r.args);
     default: return "record type=" + std::to_string(r.type);
@@ -393,15 +384,15 @@ std::string fxt_record_text(const FxtRecord &r) {
 std::string fxt_record_json(const FxtRecord &r) {
   std::string out = "{\"offset\":" + std::to_string(r.offset) + ",\"type\":";
   switch (r.type) {
-    case kInit:
+    case kInitRecord:
       return out + "\"init\",\"ticks_per_second\":" + std::to_string(r.ticks_per_second) + "}";
-    case kString:
+    case kStringRecord:
       return out + "\"string\",\"index\":" + std::to_string(r.index) +
              ",\"text\":" + json_string(r.name) + "}";
-    case kThread:
+    case kThreadRecord:
       return out + "\"thread\",\"index\":" + std::to_string(r.index) +
              ",\"pid\":" + std::to_string(r.pid) + ",\"tid\":" + std::to_string(r.tid) + "}";
-    case kEvent:
+    case kEventRecord:
       out += "\"event\",\"event\":" + json_string(event_kind(r.event_type)) +
              ",\"ts\":" + std::to_string(r.ts) + ",\"pid\":" + std::to_string(r.pid) +
              ",\"tid\":" + std::to_string(r.tid) + ",\"category\":" + json_string(r.category) +
@@ -409,7 +400,7 @@ std::string fxt_record_json(const FxtRecord &r) {
       if (const char *key = extra_key(r.event_type))
         out += std::string(",\"") + key + "\":" + std::to_string(r.extra);
       return out + ",\"args\":" + args_json(r.args) + "}";
-    case kKernelObject:
+    case kKernelObjectRecord:
       return out + "\"kobj\",\"kind\":" + json_string(object_kind(r.object_type)) +
              ",\"koid\":" + std::to_string(r.koid) + ",\"name\":" + json_string(r.name) +
              ",\"args\":" + args_json(r.args) + "}";

@@ -8,67 +8,34 @@
 #include <cstring>
 #include <functional>
 
+#include "runtime/fxt_format.h"
+
 namespace mt {
 
 FxtArg FxtArg::integer(std::string_view name, int64_t v) {
-  FxtArg a;
-  a.name = name;
-  a.kind = Kind::Int;
-  a.i = v;
-  return a;
+  return {.name = name, .kind = Kind::Int, .i = v};
 }
-
 FxtArg FxtArg::uinteger(std::string_view name, uint64_t v) {
-  FxtArg a;
-  a.name = name;
-  a.kind = Kind::Uint;
-  a.u = v;
-  return a;
+  return {.name = name, .kind = Kind::Uint, .u = v};
 }
-
 FxtArg FxtArg::pointer(std::string_view name, uint64_t v) {
-  FxtArg a = uinteger(name, v);
-  a.kind = Kind::Pointer;
-  return a;
+  return {.name = name, .kind = Kind::Pointer, .u = v};
 }
-
 FxtArg FxtArg::string(std::string_view name, std::string_view v) {
-  FxtArg a;
-  a.name = name;
-  a.kind = Kind::String;
-  a.text = v;
-  return a;
+  return {.name = name, .kind = Kind::String, .text = v};
 }
-
 FxtArg FxtArg::boolean(std::string_view name, bool v) {
-  FxtArg a = uinteger(name, v ? 1 : 0);
-  a.kind = Kind::Bool;
-  return a;
+  return {.name = name, .kind = Kind::Bool, .u = v ? 1u : 0u};
 }
-
 FxtArg FxtArg::koid(std::string_view name, uint64_t v) {
-  FxtArg a = uinteger(name, v);
-  a.kind = Kind::Koid;
-  return a;
+  return {.name = name, .kind = Kind::Koid, .u = v};
 }
 
 namespace {
 
-constexpr uint64_t kMagic = 0x0016547846040010ull;
+using namespace fxt;
 constexpr uint64_t kTicksPerSecond = 1000000000ull;
 constexpr size_t kMaxStringBytes = 32000;
-
-// Record types.
-constexpr uint64_t kInitRecord = 1, kStringRecord = 2, kThreadRecord = 3, kEventRecord = 4,
-                   kKernelObjectRecord = 7;
-// Event types.
-constexpr uint64_t kInstant = 0, kCounter = 1, kBegin = 2, kEnd = 3, kComplete = 4, kFlowBegin = 8,
-                   kFlowStep = 9, kFlowEnd = 10;
-// Argument types.
-constexpr uint64_t kArgInt32 = 1, kArgUint32 = 2, kArgInt64 = 3, kArgUint64 = 4, kArgString = 6,
-                   kArgPointer = 7, kArgKoid = 8, kArgBool = 9;
-// Kernel object types.
-constexpr uint64_t kObjProcess = 1, kObjThread = 2;
 
 inline uint64_t le(uint64_t w) {
   if constexpr (std::endian::native == std::endian::little) {

@@ -9,24 +9,15 @@
 #include <utility>
 
 #include "compiler/error.h"
+#include "runtime/fxt_format.h"
 
 namespace mt::testing {
 namespace {
 
 constexpr int64_t kPending = -1;
 constexpr size_t kMaxListed = 100;
-constexpr size_t kMaxArgs = 15;
 
-enum EventType {
-  kInstant = 0,
-  kCounter = 1,
-  kBegin = 2,
-  kEnd = 3,
-  kComplete = 4,
-  kFlowBegin = 8,
-  kFlowStep = 9,
-  kFlowEnd = 10,
-};
+using namespace mt::fxt;
 
 // Events Perfetto puts on the thread's own track.
 bool on_thread_track(int event_type) {

@@ -8,38 +8,12 @@
 
 #include "tests/e2e/e2e_support.h"
 #include "tests/fxt_validator.h"
+#include "tests/fxt_words.h"
 
 namespace e2e {
 namespace {
 
-using Words = std::vector<uint64_t>;
-
-Words operator+(Words a, const Words &b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-Words padded(const std::string &s) {
-  Words w((s.size() + 7) / 8, 0);
-  std::memcpy(w.data(), s.data(), s.size());
-  return w;
-}
-
-uint64_t inl(const std::string &s) {
-  return 0x8000 | s.size();
-}
-
-Words record(uint64_t type, uint64_t rest, const Words &body) {
-  return Words{type | (1 + body.size()) << 4 | rest} + body;
-}
-
-std::string bytes(const Words &w) {
-  std::string out(w.size() * 8, '\0');
-  for (size_t i = 0; i < w.size(); i++)
-    for (int b = 0; b < 8; b++)
-      out[i * 8 + b] = static_cast<char>(w[i] >> (8 * b));
-  return out;
-}
+using namespace mt::testing;
 
 // A small valid trace: pid 10 "app" with thread 11 "main"; a syscall slice
 // holding an instant that begins a flow; the flow ends in a complete event.
@@ -47,7 +21,7 @@ Words small_trace() {
   const uint64_t process_arg = 8 | (2 + 1) << 4 | inl("process") << 16;
   const uint64_t fd_arg = 1 | 1 << 4 | 2ULL << 16 | uint64_t(3) << 32;       // int32 fd=3
   const uint64_t req_arg = 7 | 2 << 4 | 3ULL << 16;                          // pointer req
-  return Words{0x0016547846040010ULL} + record(1, 0, {1000000000}) +         // 8: init
+  return Words{kMagic} + record(1, 0, {1000000000}) +                        // 8: init
          record(2, 1 << 16 | 8ULL << 32, padded("io_uring")) +               // 24: string 1
          record(2, 2 << 16 | 2ULL << 32, padded("fd")) +                     // 40: string 2
          record(2, 3 << 16 | 3ULL << 32, padded("req")) +                    // 56: string 3

@@ -314,13 +314,17 @@ std::string read_file(const std::string &path) {
   return s.str();
 }
 
-void BpfTest::SetUp() {
-  static const std::optional<std::string> why = bpf_unavailable();
+void skip_unless_ci(const std::optional<std::string> &why, const std::string &what) {
   if (!why)
     return;
   if (in_ci())
-    FAIL() << "BPF is not usable (" << *why << ") and CI=true: end-to-end tests must run in CI";
-  GTEST_SKIP() << "BPF is not usable: " << *why;
+    FAIL() << what << " (" << *why << ") and CI=true: these tests must run in CI";
+  GTEST_SKIP() << what << ": " << *why;
+}
+
+void BpfTest::SetUp() {
+  static const std::optional<std::string> why = bpf_unavailable();
+  skip_unless_ci(why, "BPF is not usable");
 }
 
 }  // namespace e2e

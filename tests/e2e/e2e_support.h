@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -98,6 +99,11 @@ bool contains(const std::string &text, const std::string &needle);
 // Exit code 1 and exactly one stderr line "moontrace: ..." holding every needle.
 ::testing::AssertionResult one_line_error(const Result &r, const std::vector<std::string> &needles);
 std::string read_file(const std::string &path);
+
+// Nothing when `why` is empty; else the test fails when CI=true (CI must
+// run it) and is skipped otherwise, saying `what` and why. Call it from
+// SetUp() (GTEST_SKIP and FAIL return from the calling function only).
+void skip_unless_ci(const std::optional<std::string> &why, const std::string &what);
 
 // Tests that load BPF programs. Without root or BPF they are skipped, but
 // they fail when CI=true: CI must really run them.

@@ -172,6 +172,12 @@ std::map<uint64_t, Request> requests_of(const Trace &t) {
   return requests;
 }
 
+// As many flows begin and end as uring_demo makes requests.
+void expect_a_flow_per_request(const Trace &t) {
+  EXPECT_EQ(t.flow_points(8), kRequests);
+  EXPECT_EQ(t.flow_points(10), kRequests);
+}
+
 // Thread koid -> (name, process koid), from the thread kernel objects.
 std::map<uint64_t, std::pair<std::string, uint64_t>> threads_of(const Trace &t) {
   std::map<uint64_t, std::pair<std::string, uint64_t>> threads;
@@ -205,8 +211,7 @@ TEST_F(E2eUringDemo, EveryRequestIsOneWholeFlow) {
   // Every request is one flow: it begins at its submission (or, for the
   // request the kernel rejects first, at its req_failed) and ends at its
   // final completion.
-  EXPECT_EQ(t.flow_points(8), kRequests);
-  EXPECT_EQ(t.flow_points(10), kRequests);
+  expect_a_flow_per_request(t);
   std::vector<uint64_t> submitted, completed;
   for (const auto *r : t.named("submit"))
     submitted.push_back(arg(*r, "user_data"));
@@ -405,8 +410,7 @@ TEST_F(E2eUringDemo, MultishotCompletionsWithMoreAreFlowSteps) {
 // to an io-worker (io_uring_queue_async_work), where it completes.
 TEST_F(E2eUringDemo, DrainedRequestIsDeferredInsideItsFlow) {
   Trace t = trace_of(workload("uring_demo"));
-  EXPECT_EQ(t.flow_points(8), kRequests);
-  EXPECT_EQ(t.flow_points(10), kRequests);
+  expect_a_flow_per_request(t);
   auto defers = t.named("defer");
   ASSERT_EQ(defers.size(), 1u);
   auto requests = requests_of(t);
@@ -448,8 +452,7 @@ TEST_F(E2eUringDemo, DrainedRequestIsDeferredInsideItsFlow) {
 // link hop. (Their fail_link hops: DISABLED_CancelledDependentsHave...)
 TEST_F(E2eUringDemo, FailedHeadCancelsItsChain) {
   Trace t = trace_of(workload("uring_demo"));
-  EXPECT_EQ(t.flow_points(8), kRequests);
-  EXPECT_EQ(t.flow_points(10), kRequests);
+  expect_a_flow_per_request(t);
   auto requests = requests_of(t);
   const Request &head = requests[kFailedHead];
   ASSERT_EQ(head.names(), (std::vector<std::string>{"submit", "file_get", "complete"}));
@@ -484,8 +487,7 @@ TEST_F(E2eUringDemo, FailedHeadCancelsItsChain) {
 // user_data) and the cancelled request (link), whose flow it steps.
 TEST_F(E2eUringDemo, CancelledDependentsHaveTheirFailLinkHops) {
   Trace t = trace_of(workload("uring_demo"));
-  EXPECT_EQ(t.flow_points(8), kRequests);
-  EXPECT_EQ(t.flow_points(10), kRequests);
+  expect_a_flow_per_request(t);
   auto fails = t.named("fail_link");
   EXPECT_EQ(fails.size(), cancelled_nops().size());  // fails today: 0
   auto requests = requests_of(t);
@@ -510,8 +512,7 @@ TEST_F(E2eUringDemo, CancelledDependentsHaveTheirFailLinkHops) {
 TEST_F(E2eUringDemo, RejectedRequestIsOneWholeFlowWithItsReqFailedHop) {
   Trace t = trace_of(workload("uring_demo"));
   // Every request is a flow, the rejected one too.
-  EXPECT_EQ(t.flow_points(8), kRequests);
-  EXPECT_EQ(t.flow_points(10), kRequests);
+  expect_a_flow_per_request(t);
   auto failed = t.named("req_failed");
   ASSERT_EQ(failed.size(), 1u);
   const mt::FxtRecord &hop = *failed[0];
@@ -623,18 +624,11 @@ TEST_F(E2eUringDemo, PidTracesOnlyThatInstance) {
   auto r = tracer.wait(10s);
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
-  auto problems = mt::testing::perfetto_problems_in_file(file);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
-  Trace t;
-  t.records = mt::read_fxt(read_file(file));
+  Trace t = valid_trace(file);
 
   uint64_t pid = static_cast<uint64_t>(traced.pid());
-  std::set<uint64_t> pids;
+  std::set<uint64_t> pids = t.pids();
   for (const auto &r : t.records) {
-    if (r.type == 4)
-      pids.insert(r.pid);
-    if (r.type == 7)
-      pids.insert(r.object_type == 1 ? r.koid : arg(r, "process"));
     if (r.type == 7 && r.object_type == 1) {
       EXPECT_EQ(r.name, "uring_demo");
     }
@@ -643,8 +637,7 @@ TEST_F(E2eUringDemo, PidTracesOnlyThatInstance) {
   // All of the traced instance, once.
   EXPECT_EQ(t.named("io_uring_setup").size(), 2u);
   EXPECT_EQ(t.named("create").size(), 2u);
-  EXPECT_EQ(t.flow_points(8), kRequests);
-  EXPECT_EQ(t.flow_points(10), kRequests);
+  expect_a_flow_per_request(t);
   std::vector<uint64_t> submitted;
   for (const auto *s : t.named("submit"))
     submitted.push_back(arg(*s, "user_data"));

@@ -228,8 +228,10 @@ std::string joined(const std::vector<std::string> &lines) {
   return s;
 }
 
-// Every request fio counted is one whole flow, and there are no others.
-void expect_one_whole_flow_per_io(const FioRun &run, const Flows &flows) {
+// Every request fio counted is one whole flow, and there are no others;
+// the flows, for more checks.
+Flows expect_one_whole_flow_per_io(const FioRun &run) {
+  Flows flows = flows_of(run.trace);
   EXPECT_EQ(run.counts.total(), run.expected_ios);
   EXPECT_EQ(run.trace.flow_points(8), run.counts.total());
   EXPECT_EQ(run.trace.flow_points(10), run.counts.total());
@@ -241,6 +243,7 @@ void expect_one_whole_flow_per_io(const FioRun &run, const Flows &flows) {
   // fio made one ring, in its job process.
   EXPECT_EQ(run.trace.named("create").size(), 1u);
   EXPECT_EQ(run.trace.named("io_uring_setup").size(), 1u);
+  return flows;
 }
 
 std::map<uint64_t, size_t> opcodes_of(const Trace &t, const std::string &name) {
@@ -255,8 +258,7 @@ TEST_F(E2eUringFio, CachedRandomReadsCompleteInlineEachOneWholeFlow) {
   const Trace &t = run.trace;
   EXPECT_EQ(run.counts.reads, 1024u);
   EXPECT_EQ(run.counts.writes, 0u);
-  Flows flows = flows_of(t);
-  expect_one_whole_flow_per_io(run, flows);
+  Flows flows = expect_one_whole_flow_per_io(run);
   // Plain reads (READV if fio chose vectored ones), each of a whole block.
   for (const auto *r : t.named("submit")) {
     uint64_t op = arg(*r, "opcode");
@@ -290,8 +292,7 @@ TEST_F(E2eUringFio, BufferedWritesHopToIoWorkersEachOneWholeFlow) {
   const Trace &t = run.trace;
   EXPECT_EQ(run.counts.writes, 1024u);
   EXPECT_EQ(run.counts.reads, 0u);
-  Flows flows = flows_of(t);
-  expect_one_whole_flow_per_io(run, flows);
+  Flows flows = expect_one_whole_flow_per_io(run);
   EXPECT_EQ(opcodes_of(t, "submit"), (std::map<uint64_t, size_t>{{kWrite, run.counts.writes}}));
   // ext4 cannot write a buffered block without blocking: every write is
   // queued to an io-worker, a hop of its flow.
@@ -317,8 +318,7 @@ TEST_F(E2eUringFio, BufferedWritesOnAnSqpollRingCompleteOnIoWorkers) {
   FioRun run = fio_traced("--rw=write --sqthread_poll=1", 2);
   const Trace &t = run.trace;
   EXPECT_EQ(run.counts.writes, 512u);
-  Flows flows = flows_of(t);
-  expect_one_whole_flow_per_io(run, flows);
+  Flows flows = expect_one_whole_flow_per_io(run);
   EXPECT_EQ(flows.steps["queue_async_work"], run.counts.writes);
   EXPECT_EQ(on_threads(t, "queue_async_work", "iou-sqp-"), run.counts.writes);
   EXPECT_EQ(on_threads(t, "complete", "iou-wrk-"), run.counts.writes);
@@ -335,8 +335,7 @@ TEST_F(E2eUringFio, RegisteredFilesAndFixedBuffersReadFixed) {
   FioRun run = fio_traced("--rw=randread --registerfiles=1 --fixedbufs=1");
   const Trace &t = run.trace;
   EXPECT_EQ(run.counts.reads, 1024u);
-  Flows flows = flows_of(t);
-  expect_one_whole_flow_per_io(run, flows);
+  Flows flows = expect_one_whole_flow_per_io(run);
   EXPECT_EQ(opcodes_of(t, "submit"), (std::map<uint64_t, size_t>{{kReadFixed, run.counts.reads}}));
   for (const auto *r : t.named("submit"))
     EXPECT_EQ(text_arg(*r, "op"), "READ_FIXED");
@@ -380,8 +379,7 @@ TEST_F(E2eUringFio, SqpollSubmitsOnTheSqThread) {
   FioRun run = fio_traced("--rw=randread --sqthread_poll=1", 2);
   const Trace &t = run.trace;
   EXPECT_EQ(run.counts.reads, 512u);
-  Flows flows = flows_of(t);
-  expect_one_whole_flow_per_io(run, flows);
+  Flows flows = expect_one_whole_flow_per_io(run);
   // The SQ poll thread, iou-sqp-<fio's job pid>, submits every read (fio
   // registers its file, as SQPOLL wants) and completes it inline.
   auto create = t.named("create");

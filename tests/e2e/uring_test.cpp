@@ -205,9 +205,7 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
     tracer.signal(SIGINT);
     auto r = tracer.wait();
     ASSERT_EQ(r.exit_code, 0) << r;
-    EXPECT_TRUE(mt::testing::perfetto_problems_in_file(file).empty());
-    Trace t;
-    t.records = mt::read_fxt(read_file(file));
+    Trace t = valid_trace(file);
     EXPECT_EQ(t.flow_points(8), all ? 500u : 0u) << "--all-rings " << all;
     EXPECT_EQ(t.named("io_uring_enter").size(), all ? 500u / 8 + 1 : 0u) << "--all-rings " << all;
   }
@@ -226,9 +224,7 @@ probe("tracepoint:io_uring:io_uring_complete", { draw = {
 )");
   auto r = run(mt({"-o", file, "-c", workload("nop_storm") + " 4", script}));
   ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_TRUE(mt::testing::perfetto_problems_in_file(file).empty());
-  Trace t;
-  t.records = mt::read_fxt(read_file(file));
+  Trace t = valid_trace(file);
   auto names = t.thread_names();
   EXPECT_TRUE(names.count("nop_storm (process)")) << r;
   EXPECT_TRUE(names.count("parity 0x0") && names.count("parity 0x1")) << r;
@@ -264,13 +260,7 @@ TEST_F(E2eUring, StatusLineOnATerminalOnly) {
 TEST_F(E2eUring, SeveralTracedProcessesAreToldApart) {
   std::string demo = workload("uring_demo");
   Trace t = trace_of("sh -c '" + demo + " & " + demo + "; wait'");
-  std::set<uint64_t> pids;
-  for (const auto &r : t.records) {
-    if (r.type == 4)
-      pids.insert(r.pid);
-    if (r.type == 7)
-      pids.insert(r.object_type == 1 ? r.koid : arg(r, "process"));
-  }
+  std::set<uint64_t> pids = t.pids();
   ASSERT_EQ(pids.size(), 2u);
   for (uint64_t pid : pids)
     expect_one_demo_run(t, pid);
@@ -297,10 +287,7 @@ TEST_F(E2eUring, WithoutCommandOrPidTracesRingsMadeUntilCtrlC) {
   tracer.signal(SIGINT);
   auto r = tracer.wait(10s);
   ASSERT_EQ(r.exit_code, 0) << r;
-  auto problems = mt::testing::perfetto_problems_in_file(file);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
-  Trace t;
-  t.records = mt::read_fxt(read_file(file));
+  Trace t = valid_trace(file);
   SCOPED_TRACE(r.err);  // the event and lost counts
   expect_one_demo_run(t, pid);
 }

@@ -31,6 +31,8 @@ struct Trace {
       return r.type == 4 && r.event_type == event_type && r.category == category;
     });
   }
+  // The processes of its events and kernel objects.
+  std::set<uint64_t> pids() const;
   std::set<std::string> thread_names() const {
     std::set<std::string> names;
     for (const auto &r : records)
@@ -48,6 +50,26 @@ inline uint64_t arg(const mt::FxtRecord &r, const std::string &name) {
   return 0;
 }
 
+inline std::set<uint64_t> Trace::pids() const {
+  std::set<uint64_t> out;
+  for (const auto &r : records) {
+    if (r.type == 4)
+      out.insert(r.pid);
+    if (r.type == 7)
+      out.insert(r.object_type == 1 ? r.koid : arg(r, "process"));
+  }
+  return out;
+}
+
+// The trace in `file`, which must pass Perfetto's import rules.
+inline Trace valid_trace(const std::string &file) {
+  auto problems = mt::testing::perfetto_problems_in_file(file);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  Trace t;
+  t.records = mt::read_fxt(read_file(file));
+  return t;
+}
+
 // Runs uring.lua on `command` (moontrace options first, then the
 // script's), checks it lost nothing and the trace is valid, and returns
 // the trace and what moontrace printed.
@@ -63,11 +85,7 @@ inline std::pair<Trace, Result> run_uring(const std::string &command,
   auto r = run(mt(argv), 60s);
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
-  auto problems = mt::testing::perfetto_problems_in_file(file);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
-  Trace t;
-  t.records = mt::read_fxt(read_file(file));
-  return {std::move(t), std::move(r)};
+  return {valid_trace(file), std::move(r)};
 }
 
 // Runs uring.lua on `command` with script options `extra`; the trace.

@@ -155,11 +155,7 @@ Declaration full_declaration() {
 
 GeneratedProgram generate(const Declaration &d) {
   SubmitAndCompleteKernel kernel;
-  Resolution r = resolve_probes(d, kernel);
-  GeneratorInput in;
-  in.decl = &d;
-  in.resolution = &r;
-  return generate_c(in);
+  return testing::generate_on(d, kernel);
 }
 
 // The error generate() throws for `d`; fails the test if it throws none.

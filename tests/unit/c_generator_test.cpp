@@ -68,20 +68,14 @@ TEST(CGenerator, FindsTheRecordsExpressionsCastTo) {
 // A kernel struct a script casts to is defined from the running kernel's
 // BTF with just the members it names, for CO-RE.
 TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamed) {
-  const KernelBtf *btf = KernelBtf::get();
-  if (!btf)
+  if (!KernelBtf::get())
     GTEST_SKIP() << "no kernel BTF";
   Declaration d =
       testing::complete_declaration("1", "((struct io_ring_ctx *)args.ctx)->rings->cq.head");
   struct BtfKernel : testing::FakeKernel {
     const KernelBtf *btf() override { return KernelBtf::get(); }
   } kernel;
-  Resolution r = resolve_probes(d, kernel);
-  GeneratorInput in;
-  in.decl = &d;
-  in.resolution = &r;
-  in.btf = btf;
-  std::string source = generate_c(in).source;
+  std::string source = testing::generate_on(d, kernel).source;
   EXPECT_TRUE(has(source,
                   "struct io_ring_ctx {\n  struct io_rings *rings;\n} "
                   "__attribute__((preserve_access_index));"))
@@ -97,11 +91,7 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
   d.probes.push_back(d.probes[0]);
   d.probes[1].id = 1;
   testing::FakeKernel kernel;
-  Resolution r = resolve_probes(d, kernel);
-  GeneratorInput in;
-  in.decl = &d;
-  in.resolution = &r;
-  GeneratedProgram p = generate_c(in);
+  GeneratedProgram p = testing::generate_on(d, kernel);
   ASSERT_EQ(p.probes.size(), 2u);
   EXPECT_EQ(p.probes[0].program, "mt_probe_0");
   EXPECT_EQ(p.probes[1].program, "mt_probe_1");

@@ -13,6 +13,7 @@
 #include "compiler/error.h"
 #include "runtime/fxt_writer.h"
 #include "tests/fxt_validator.h"
+#include "tests/fxt_words.h"
 
 namespace {
 
@@ -20,38 +21,10 @@ using mt::FxtArgValue;
 using mt::FxtRecord;
 using mt::read_fxt;
 using mt::testing::perfetto_problems;
-using Words = std::vector<uint64_t>;
 
-// ---- a tiny FXT word builder ----
+// ---- a tiny FXT word builder (more in tests/fxt_words.h) ----
 
-constexpr uint64_t kMagic = 0x0016547846040010ULL;
-
-Words operator+(Words a, const Words &b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// A string inline: its bytes, zero-padded to whole words.
-Words padded(const std::string &s) {
-  Words w((s.size() + 7) / 8, 0);
-  if (!s.empty())
-    std::memcpy(w.data(), s.data(), s.size());
-  return w;
-}
-
-// The ref of an inline string of `s`.
-uint64_t inl(const std::string &s) {
-  return 0x8000 | s.size();
-}
-
-uint64_t header(uint64_t type, size_t words, uint64_t rest = 0) {
-  return type | static_cast<uint64_t>(words) << 4 | rest;
-}
-
-// A record of `type` whose header carries `rest` and whose body is `body`.
-Words record(uint64_t type, uint64_t rest, const Words &body) {
-  return Words{header(type, 1 + body.size(), rest)} + body;
-}
+using namespace mt::testing;
 
 Words init(uint64_t ticks = 1000000000) {
   return record(1, 0, {ticks});
@@ -129,14 +102,6 @@ Words kobj(uint64_t object_type, uint64_t name_ref, uint64_t koid, const Words &
   for (const auto &a : args)
     body = body + a;
   return record(7, object_type << 16 | name_ref << 24 | args.size() << 40, body);
-}
-
-std::string bytes(const Words &w) {
-  std::string out(w.size() * 8, '\0');
-  for (size_t i = 0; i < w.size(); i++)
-    for (int b = 0; b < 8; b++)
-      out[i * 8 + b] = static_cast<char>(w[i] >> (8 * b));
-  return out;
 }
 
 // Magic, init, strings 1 "cat" and 2 "name", thread 1 = pid 10 tid 11.

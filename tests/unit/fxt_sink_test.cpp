@@ -22,6 +22,7 @@
 
 #include "compiler/c_generator.h"
 #include "compiler/declaration.h"
+#include "runtime/fxt_format.h"
 #include "runtime/fxt_reader.h"
 #include "runtime/record_decoder.h"
 #include "tests/fxt_validator.h"
@@ -31,12 +32,7 @@ namespace {
 
 using mt::testing::perfetto_problems;
 
-// FXT event types as read_fxt reports them.
-constexpr int kInstant = 0, kCounter = 1, kBegin = 2, kEnd = 3, kComplete = 4, kFlowBegin = 8,
-              kFlowStep = 9, kFlowEnd = 10;
-// FXT argument types.
-constexpr int kArgInt32 = 1, kArgUint32 = 2, kArgInt64 = 3, kArgUint64 = 4, kArgString = 6,
-              kArgPointer = 7, kArgKoid = 8, kArgBool = 9;
+using namespace mt::fxt;  // event and argument types as read_fxt reports them
 
 constexpr uint64_t kTrackBit = 1ull << 63;
 // Beyond any pid_max: no such thread can exist, so /proc has no name for it.

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/fxt_format.h"
+
 namespace mt {
 
 namespace {
@@ -40,7 +42,7 @@ class MemFile {
   std::FILE *f_;
 };
 
-constexpr uint64_t kMagic = 0x0016547846040010ull;
+using fxt::kMagic;
 
 uint64_t hdr(uint64_t type, uint64_t words) {
   return type | words << 4;

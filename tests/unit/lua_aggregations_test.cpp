@@ -43,6 +43,13 @@ std::vector<std::string> key_names(const AggregationDecl &a) {
 #define EXPECT_STARTS_WITH(text, prefix) EXPECT_EQ((text).rfind(prefix, 0), 0u) << (text)
 #define EXPECT_CONTAINS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
+// The error declaring `text` raises, which must name line `line` of it.
+std::string error_at(const std::string &text, int line) {
+  std::string e = error_of(text);
+  EXPECT_STARTS_WITH(e, "t.lua:" + std::to_string(line) + ":");
+  return e;
+}
+
 }  // namespace
 
 TEST(LuaAggregations, KeysPutArrayEntriesFirstThenNamedOnesSorted) {
@@ -118,7 +125,7 @@ probe("tracepoint:a:c", { aggregate = { c, h }, action = "map_add(m, 1, 2);" })
 }
 
 TEST(LuaAggregations, AggregateRejectsOtherValues) {
-  EXPECT_STARTS_WITH(error_of("probe(\"tracepoint:a:b\", { aggregate = { 1 } })\n"), "t.lua:1:");
+  error_at("probe(\"tracepoint:a:b\", { aggregate = { 1 } })\n", 1);
   EXPECT_CONTAINS(error_of("probe(\"tracepoint:a:b\", { aggregate = \"count\" })\n"),
                   "'aggregate' must be an aggregation");
 }
@@ -132,17 +139,16 @@ TEST(LuaAggregations, LinearHistogramKeepsItsRange) {
 }
 
 TEST(LuaAggregations, LinearHistogramRefusesAZeroStep) {
-  std::string e = error_of("\nlhist{ value = \"args.x\", min = 0, max = 10, step = 0 }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:2:");
+  std::string e = error_at("\nlhist{ value = \"args.x\", min = 0, max = 10, step = 0 }\n", 2);
   EXPECT_CONTAINS(e, "lhist 'lhist'");
   EXPECT_CONTAINS(e, "0 < step");
 }
 
 TEST(LuaAggregations, LinearHistogramRefusesMinNotBelowMax) {
   for (const char *range : {"min = 10, max = 10", "min = 10, max = 5"}) {
-    std::string e = error_of("local x = 1\n\nlhist{ name = \"r\", value = \"args.x\", " +
-                             std::string(range) + ", step = 1 }\n");
-    EXPECT_STARTS_WITH(e, "t.lua:3:");
+    std::string e = error_at("local x = 1\n\nlhist{ name = \"r\", value = \"args.x\", " +
+                                 std::string(range) + ", step = 1 }\n",
+                             3);
     EXPECT_CONTAINS(e, "lhist 'r'");
     EXPECT_CONTAINS(e, "min < max");
   }
@@ -158,21 +164,18 @@ TEST(LuaAggregations, LinearHistogramNeedsIntegerBoundsAndFewSteps) {
 }
 
 TEST(LuaAggregations, CountTakesNoValue) {
-  std::string e = error_of("\n\ncount{ value = \"args.len\" }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:3:");
+  std::string e = error_at("\n\ncount{ value = \"args.len\" }\n", 3);
   EXPECT_CONTAINS(e, "count 'count' takes no value");
 }
 
 TEST(LuaAggregations, KeysMayNotHideValueNames) {
-  std::string e = error_of("sum{ value = \"args.x\", by = { value = \"args.y\" } }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:1:");
+  std::string e = error_at("sum{ value = \"args.x\", by = { value = \"args.y\" } }\n", 1);
   EXPECT_CONTAINS(e, "key 'value'");
   EXPECT_CONTAINS(error_of("hist{ value = \"args.x\", by = \"args.buckets\" }"), "key 'buckets'");
 }
 
 TEST(LuaAggregations, NamesAreUnique) {
-  std::string e = error_of("count{ name = \"n\" }\nsum{ name = \"n\", value = \"args.x\" }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:2:");
+  std::string e = error_at("count{ name = \"n\" }\nsum{ name = \"n\", value = \"args.x\" }\n", 2);
   EXPECT_CONTAINS(e, "'n' is declared twice");
 }
 
@@ -240,10 +243,10 @@ TEST(LuaAggregations, LatencyStopKeyNamesTheSameFields) {
   ASSERT_EQ(d.latencies[0].stop_key.size(), 1u);
   EXPECT_EQ(d.latencies[0].stop_key[0].name, "rq");
   EXPECT_EQ(d.latencies[0].stop_key[0].expr.text, "(__u64)args.arg0");
-  std::string e = error_of(
+  std::string e = error_at(
       "\nlatency{ start = 'tracepoint:a:b', stop = 'tracepoint:a:c', key = 'tid', stop_key = "
-      "{ other = 'tid' }, into = count{} }");
-  EXPECT_STARTS_WITH(e, "t.lua:2:");
+      "{ other = 'tid' }, into = count{} }",
+      2);
   EXPECT_CONTAINS(e, "stop_key must name the same fields as key");
 }
 
@@ -274,18 +277,18 @@ TEST(LuaAggregations, LatencyMayOnlyCapture) {
 }
 
 TEST(LuaAggregations, LatencyThatGoesNowhereIsRefused) {
-  std::string e = error_of(
+  std::string e = error_at(
       "local x = 1\nlatency{ start = \"tracepoint:a:b\", stop = \"tracepoint:a:c\", key = \"tid\" "
-      "}\n");
-  EXPECT_STARTS_WITH(e, "t.lua:2:");
+      "}\n",
+      2);
   EXPECT_CONTAINS(e, "latency 'latency1' goes nowhere");
 }
 
 TEST(LuaAggregations, LatencyNeedsAKeyAndBothProbes) {
-  std::string e =
-      error_of("latency{ start = \"tracepoint:a:b\", stop = \"tracepoint:a:c\", into = hist{} }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:1:");
-  EXPECT_CONTAINS(e, "needs key");
+  EXPECT_CONTAINS(
+      error_at("latency{ start = \"tracepoint:a:b\", stop = \"tracepoint:a:c\", into = hist{} }\n",
+               1),
+      "needs key");
   EXPECT_CONTAINS(error_of("latency{ stop = \"tracepoint:a:c\", key = \"tid\", into = hist{} }"),
                   "latency 'start'");
   EXPECT_CONTAINS(error_of("latency{ start = \"tracepoint:a:c\", key = \"tid\", into = hist{} }"),
@@ -341,8 +344,7 @@ TEST(LuaMaps, DefaultsToAHashFromU32ToU64) {
 TEST(LuaMaps, ReservedNamesAreRefused) {
   for (const char *name : {"pid", "comm", "args", "latency", "param", "map_add", "mt_x", "__x",
                            "bpf_x", "struct", "1x", ""}) {
-    std::string e = error_of("local x = 1\nmap{ name = \"" + std::string(name) + "\" }\n");
-    EXPECT_STARTS_WITH(e, "t.lua:2:");
+    std::string e = error_at("local x = 1\nmap{ name = \"" + std::string(name) + "\" }\n", 2);
     EXPECT_CONTAINS(e, "map name '" + std::string(name) + "'");
   }
   EXPECT_CONTAINS(error_of("map{}"), "map name ''");
@@ -351,14 +353,12 @@ TEST(LuaMaps, ReservedNamesAreRefused) {
 TEST(LuaMaps, StartIsReservedLikeLatency) {
   // A latency pair's stop probe declares a local `start` (the carried
   // values) that would hide a map of that name, as `latency` would.
-  std::string e = error_of("map{ name = \"start\" }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:1:");
+  std::string e = error_at("map{ name = \"start\" }\n", 1);
   EXPECT_CONTAINS(e, "map name 'start'");
 }
 
 TEST(LuaMaps, NamesAreUnique) {
-  std::string e = error_of("map{ name = \"m\" }\nmap{ name = \"m\" }\n");
-  EXPECT_STARTS_WITH(e, "t.lua:2:");
+  std::string e = error_at("map{ name = \"m\" }\nmap{ name = \"m\" }\n", 2);
   EXPECT_CONTAINS(e, "map 'm' is declared twice");
 }
 

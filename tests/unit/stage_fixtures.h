@@ -18,9 +18,8 @@ namespace mt::testing {
   "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
-inline const char *kCompleteFormat =
-    "name: io_uring_complete\nID: 2141\nformat:\n" MT_COMMON_FIELDS
-    R"(	field:void * ctx;	offset:8;	size:8;	signed:0;
+inline const char *kCompleteFormat = "name: io_uring_complete\nID: 2141\nformat:\n" MT_COMMON_FIELDS
+                                     R"(	field:void * ctx;	offset:8;	size:8;	signed:0;
 	field:void * req;	offset:16;	size:8;	signed:0;
 	field:u64 user_data;	offset:24;	size:8;	signed:0;
 	field:int res;	offset:32;	size:4;	signed:1;
@@ -71,15 +70,20 @@ inline Declaration complete_declaration(const std::string &filter, const std::st
   return d;
 }
 
-// The program generated for complete_declaration(filter, capture).
-inline GeneratedProgram generate_complete(const std::string &filter, const std::string &capture) {
-  Declaration d = complete_declaration(filter, capture);
-  FakeKernel kernel;
+// The program generated for `d` on `kernel`, with the kernel's BTF if it has any.
+inline GeneratedProgram generate_on(const Declaration &d, KernelFacts &kernel) {
   Resolution r = resolve_probes(d, kernel);
   GeneratorInput in;
   in.decl = &d;
   in.resolution = &r;
+  in.btf = kernel.btf();
   return generate_c(in);
+}
+
+// The program generated for complete_declaration(filter, capture).
+inline GeneratedProgram generate_complete(const std::string &filter, const std::string &capture) {
+  FakeKernel kernel;
+  return generate_on(complete_declaration(filter, capture), kernel);
 }
 
 // A script loaded from `text` with its arguments and output.
