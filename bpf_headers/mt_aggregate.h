@@ -195,33 +195,41 @@ static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) 
   return bpf_map_lookup_elem(&mt_latency_counts, &id);
 }
 
-/* `start` is the pair's value struct, whose first member is the time. */
-static __always_inline void mt_latency_start(void *map, const void *key, void *start, __u32 id) {
-  *(__u64 *)start = bpf_ktime_get_ns();
+/* `start` is the pair's value struct, whose first member is the time (0:
+ * no start pending). A key keeps its entry once stopped, and the next start
+ * of the key writes it in place: an LRU map's update and delete cost far
+ * more than lookups, and a thread or a request slot starts again soon. */
+static __always_inline void mt_latency_start(void *map, const void *key, void *start, __u32 size,
+                                             __u64 now, __u32 id) {
+  *(__u64 *)start = now;
   struct mt_latency_counts *c = mt_latency_counts_of(id);
-  if (bpf_map_update_elem(map, key, start, BPF_NOEXIST) == 0) {
-    if (c)
-      c->starts += 1;
-  } else {
-    bpf_map_update_elem(map, key, start, BPF_ANY);
-    if (c)
+  __u64 *found = bpf_map_lookup_elem(map, key);
+  if (c) {
+    if (found && *found)
       c->restarts += 1;
+    else
+      c->starts += 1;
   }
+  if (found)
+    bpf_probe_read_kernel(found, size, start);
+  else
+    bpf_map_update_elem(map, key, start, BPF_ANY);
 }
 
-/* Copies the matching start out and removes it; false if there is none. */
+/* Copies the matching start out and marks it stopped; false if there is
+ * none. */
 static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id, void *start,
                                             __u32 size, __u64 now, __u64 *latency) {
   struct mt_latency_counts *c = mt_latency_counts_of(id);
-  void *found = bpf_map_lookup_elem(map, key);
-  if (!found) {
+  __u64 *found = bpf_map_lookup_elem(map, key);
+  if (!found || !*found) {
     if (c)
       c->unmatched += 1;
     return false;
   }
   bpf_probe_read_kernel(start, size, found);
+  *found = 0;
   *latency = now - *(__u64 *)start;
-  bpf_map_delete_elem(map, key);
   if (c)
     c->matched += 1;
   return true;

@@ -347,7 +347,7 @@ class ProbeWriter {
       }
     // One clock read for the latency, the drawn time and nsecs, so that a
     // slice drawn from them starts exactly at its start probe.
-    bool timed = decl.latency_stop >= 0 || !decl.draws.empty();
+    bool timed = decl.latency_start >= 0 || decl.latency_stop >= 0 || !decl.draws.empty();
     if (timed)
       out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
     for (const auto &b : kBuiltins)
@@ -371,6 +371,12 @@ class ProbeWriter {
       out_.expression(decl.predicate);
       out_ << "))\n    return 0;\n";
     }
+    // Not in a block of its own: locals the action declares are there for
+    // the drawn values after it (flow ids, tracks, durations).
+    if (!decl.action.text.empty())
+      out_.expression(decl.action);
+    // A start after its action: the action may drop the event, and what is
+    // carried may name its locals.
     if (decl.latency_start >= 0) {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
       std::string id = std::to_string(lat.id);
@@ -378,12 +384,8 @@ class ProbeWriter {
       out_ << "  struct mt_lat_" + id + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
       for (const auto &c : lat.carry)
         write_capture(rp, c, reads_user, "__sv.");
-      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, " + id + ");\n";
+      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, sizeof(__sv), __now, " + id + ");\n";
     }
-    // Not in a block of its own: locals the action declares are there for
-    // the drawn values after it (flow ids, tracks, durations).
-    if (!decl.action.text.empty())
-      out_.expression(decl.action);
     for (int id : decl.aggregations)
       write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
     if (sends) {

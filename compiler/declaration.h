@@ -100,6 +100,7 @@ struct DrawDecl {
   bool process_track = false;          // the track is the process's own (keyed by pid)
   std::string flow;                    // capture holding the flow id; "" no flow point
   enum class Flow { Begin, Step, End } flow_point = Flow::Step;
+  std::string when;  // capture (a byte) that must not be 0 for it to be drawn; "" always
 };
 
 struct ProbeDecl {

@@ -17,7 +17,14 @@ namespace {
 using namespace clang;
 
 bool is_map_lookup(const Expr *e) {
-  const auto *call = dyn_cast<CallExpr>(e->IgnoreParenCasts());
+  e = e->IgnoreParenCasts();
+  // map_ptr(m, k) is a statement expression whose value is the lookup.
+  if (const auto *block = dyn_cast<StmtExpr>(e)) {
+    const CompoundStmt *body = block->getSubStmt();
+    const auto *last = body->body_empty() ? nullptr : dyn_cast<Expr>(body->body_back());
+    return last && is_map_lookup(last);
+  }
+  const auto *call = dyn_cast<CallExpr>(e);
   if (!call)
     return false;
   // The helper is a pointer variable, so the callee is not a FunctionDecl.

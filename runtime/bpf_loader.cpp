@@ -27,9 +27,17 @@ std::string g_libbpf_log;
 int capture_libbpf(enum libbpf_print_level level, const char *format, va_list args) {
   if (level == LIBBPF_DEBUG)
     return 0;
-  char buf[4096];
-  int n = std::vsnprintf(buf, sizeof(buf), format, args);
-  g_libbpf_log += buf;
+  // The verifier's whole log comes as one message: no fixed-size buffer.
+  va_list again;
+  va_copy(again, args);
+  int n = std::vsnprintf(nullptr, 0, format, again);
+  va_end(again);
+  if (n <= 0)
+    return n;
+  size_t old = g_libbpf_log.size();
+  g_libbpf_log.resize(old + static_cast<size_t>(n) + 1);
+  std::vsnprintf(g_libbpf_log.data() + old, static_cast<size_t>(n) + 1, format, args);
+  g_libbpf_log.resize(old + static_cast<size_t>(n));
   return n;
 }
 

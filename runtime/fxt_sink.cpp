@@ -98,6 +98,8 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
         plan.track = find(layout.hidden, d.track);
       if (!d.flow.empty())
         plan.flow = find(layout.hidden, d.flow);
+      if (!d.when.empty())
+        plan.when = find(layout.hidden, d.when);
       plans_[i].push_back(std::move(plan));
     }
   }
@@ -185,6 +187,8 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
   uint64_t pid = task >> 32, tid = task & 0xffffffff;
   name_thread(pid, tid);
   for (const Plan &p : plans_[probe]) {
+    if (p.when && !bytes[p.when->offset])
+      continue;
     const Track *keyed =
         p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
     uint64_t thread = keyed ? keyed->koid : tid;

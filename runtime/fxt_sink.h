@@ -55,6 +55,7 @@ class FxtSink {
     std::vector<RecordField> args;
     std::optional<RecordField> duration, track, flow;
     DrawDecl::Flow flow_point;
+    std::optional<RecordField> when;  // drawn only where this byte is not 0
   };
 
   void draw(uint32_t probe, const unsigned char *bytes, size_t size);

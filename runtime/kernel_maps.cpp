@@ -247,7 +247,14 @@ LatencyCounts KernelMaps::latency(int id) const {
       c.matched += per_cpu[cpu * 4 + 2];
       c.unmatched += per_cpu[cpu * 4 + 3];
     }
-  c.pending = all_keys(m.fd, m.key.size).size();
+  // A stopped start stays in the map, its time zeroed, for the key's next start.
+  std::vector<char> value(m.value.size);
+  for (const auto &key : all_keys(m.fd, m.key.size)) {
+    uint64_t start_ns = 0;
+    if (bpf_map_lookup_elem(m.fd, key.data(), value.data()) == 0 && value.size() >= 8)
+      std::memcpy(&start_ns, value.data(), 8);
+    c.pending += start_ns != 0;
+  }
   return c;
 }
 

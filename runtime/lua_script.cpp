@@ -266,16 +266,17 @@ struct LuaApi {
   // A capture only drawing uses; its name starts with __ so handlers and
   // text output never see it.
   static std::string hidden_capture(lua_State *L, ProbeDecl &p, const std::string &name,
-                                    const std::string &text) {
+                                    const std::string &text, const std::string &c_type = "") {
     Capture c;
     c.name = name;
     c.expr = expression(L, text, p.where);
+    c.c_type = c_type;
     p.captures.push_back(std::move(c));
     return name;
   }
 
   // draw = {kind=, name=, category=, args={...}, duration=, track={id=, name=},
-  //         flow={id=, point=}} on the probe being declared.
+  //         flow={id=, point=}, when=} on the probe being declared.
   static void add_draw(lua_State *L, ProbeDecl &p, int t) {
     DrawDecl d;
     std::string tag = "__d" + std::to_string(p.draws.size()) + "_";
@@ -313,6 +314,14 @@ struct LuaApi {
     if (d.args.size() > 15)
       luaL_error(L, "draw '%s' has %d arguments; a trace event holds at most 15", d.name.c_str(),
                  (int)d.args.size());
+    lua_getfield(L, t, "when");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      d.when = hidden_capture(L, p, tag + "when", lua_tostring(L, -1), "__u8");
+      Expression &e = p.captures.back().expr;
+      e.text = "!!(" + e.text + ")";
+    } else if (!lua_isnil(L, -1))
+      luaL_error(L, "draw '%s': when must be a C expression", d.name.c_str());
+    lua_pop(L, 1);
     lua_getfield(L, t, "duration");
     if (lua_isstring(L, -1))
       d.duration = hidden_capture(L, p, tag + "duration", lua_tostring(L, -1));
@@ -634,8 +643,9 @@ struct LuaApi {
   }
 
   // latency({name=, start=, stop=, key=, stop_key=, carry=, filter=, stop_filter=,
-  //          into=, capture=, size=}, [HANDLER]): two probes and a map
-  //          between them; `carry` values taken at start are start.NAME at stop.
+  //          start_action=, stop_action=, start_draw=, into=, capture=, draw=,
+  //          size=}, [HANDLER]): two probes and a map between them; `carry`
+  //          values taken at start (after start_action) are start.NAME at stop.
   static int latency(lua_State *L) {
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -677,9 +687,13 @@ struct LuaApi {
     lua_pop(L, 5);
     lua_getfield(L, 1, "draw");
     add_draws(L, stop, lua_gettop(L));
-    lua_pop(L, 1);
+    lua_getfield(L, 1, "start_draw");
+    add_draws(L, start, lua_gettop(L));
+    lua_pop(L, 2);
     start.predicate = optional_expression(L, 1, "filter", lat.where);
     stop.predicate = optional_expression(L, 1, "stop_filter", lat.where);
+    start.action = optional_expression(L, 1, "start_action", lat.where);
+    stop.action = optional_expression(L, 1, "stop_action", lat.where);
     lat.size = optional_size(L, 1, "size", 10240);
     start.id = static_cast<int>(s.decl_.probes.size());
     stop.id = start.id + 1;

@@ -28,19 +28,25 @@ end
 fxt{ file = "uring.fxt" }
 local cat = "io_uring"
 
--- Rings created while tracing, and the processes that own them.
-local rings = map{ name = "rings", key = "u64", value = "u8", size = 4096 }
+-- Each traced ring (created while tracing, or any with --all_rings): its
+-- requests in flight, requests submitted and completed so far (an
+-- io_uring_enter tells how many of each happened while it ran), and its
+-- completion queue's head at the last enter (entered: there was one).
+-- The processes that own rings.
+local rings = map{ name = "rings", key = "u64",
+                   value = { in_flight = "s64", submitted = "u64", completed = "u64",
+                             cq_head = "u32", entered = "u8" }, size = 4096 }
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
--- Every request of a traced ring until it completes, by (ring, request):
--- whether sampling keeps it (keep: 1 kept, 2 dropped; every later hop of a
--- kept request is drawn, and none of a dropped one), and for the summary
--- its opcode, its path (0 inline, 1 poll, 2 io-worker) and when it was
--- submitted.
+-- Every request of a traced ring, by (ring, request): whether sampling
+-- keeps it (keep: 1 kept, 2 dropped, 0 completed; every later hop of a kept
+-- request is drawn, and none of a dropped one), and for the summary its
+-- opcode, its path (0 inline, 1 poll, 2 io-worker) and when it was
+-- submitted. A completed request keeps its entry: the kernel reuses request
+-- slots, and writing an entry in place costs far less than inserting it.
 local requests = map{ name = "requests", type = "lru_hash", key = { ring = "u64", req = "u64" },
                       value = { keep = "u8", opcode = "u8", path = "u8", submitted = "u64" },
                       size = 65536 }
 local INLINE, POLL, IO_WORKER = 0, 1, 2
-local in_flight = map{ name = "in_flight", key = "u64", value = "s64", size = 4096 }
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- io_uring_enter calls and the requests they submitted, io-worker threads.
 local latencies = map{ name = "latencies", type = "percpu_hash",
@@ -48,18 +54,20 @@ local latencies = map{ name = "latencies", type = "percpu_hash",
                        size = 8192 }
 local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 2 }
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
--- Kept requests by (ring, user_data): multishot completions after the
--- first come without a request pointer (req is 0), only their user_data.
--- Each ring's fd in its process, and requests submitted (low 32 bits) and
--- completed (high 32 bits) on it so far: an io_uring_enter tells how many
--- of each happened while it ran.
+-- Each ring's fd in its process.
 local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
                         size = 4096 }
-local ring_counts = map{ name = "ring_counts", key = "u64", value = "u64", size = 4096 }
+-- Kept requests by (ring, user_data): multishot completions after the
+-- first come without a request pointer (req is 0), only their user_data.
 local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
 local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
+-- `ring`, the traced ring's state, or the event is dropped.
+local ring_state = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) { " ..
+                   "if (!param.all_rings) return 0; map_set(rings, (__u64)args.ctx, " ..
+                   "map_val(rings, .in_flight = 0)); ring = map_ptr(rings, (__u64)args.ctx); " ..
+                   "if (!ring) return 0; }"
 local request = "map_key(requests, (__u64)args.ctx, (__u64)args.req)"
 local is_kept = "map_get(requests, " .. request .. ").keep == 1"
 local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
@@ -74,17 +82,20 @@ local function multishot(opcode)
   end
   return "(" .. table.concat(t, " || ") .. ")"
 end
--- Where a request is first seen: keep it (1) or drop it (2), remembered,
--- and leave the event undrawn when dropped.
-local decide = "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
-               "? 1 : 2; map_set(requests, " .. request .. ", map_val(requests, .keep = keep, " ..
-               ".opcode = args.opcode, .path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, " ..
-               ".submitted = nsecs)); map_add(in_flight, (__u64)args.ctx, 1); " ..
+-- Where a request is first seen (after ring_state): counted, kept (1) or
+-- dropped (2), remembered, and left undrawn when dropped.
+local decide = "__sync_fetch_and_add(&ring->submitted, 1); __sync_fetch_and_add(&ring->in_flight, 1); " ..
+               "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
+               "? 1 : 2; __auto_type val = map_val(requests, .keep = keep, .opcode = args.opcode, " ..
+               ".path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, .submitted = nsecs); " ..
+               "__auto_type old = map_ptr(requests, " .. request .. "); if (old) *old = val; " ..
+               "else map_set(requests, " .. request .. ", val); " ..
                "if (keep != 1) return 0; if (" .. multishot("args.opcode") .. ") " ..
                "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
 
 probe("tracepoint:io_uring:io_uring_create", {
-  action = "map_set(rings, (__u64)args.ctx, 1); map_set(owners, pid, 1); " ..
+  action = "map_set(rings, (__u64)args.ctx, map_val(rings, .in_flight = 0)); " ..
+           "map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
@@ -92,8 +103,7 @@ probe("tracepoint:io_uring:io_uring_create", {
 
 -- Submission decides whether the request is kept; the flow begins here.
 probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
-  filter = ring_traced,
-  action = "map_add(ring_counts, (__u64)args.ctx, 1); " .. decide,
+  action = ring_state .. decide,
   draw = { kind = "slice", name = "submit", category = cat,
            args = { "args.user_data", "args.opcode", op = "args.op_str", "args.flags", "args.sq_thread",
                     ring = "args.ctx", req = "args.req" },
@@ -129,16 +139,18 @@ local chain_next = map{ name = "chain_next", type = "lru_hash", key = { ring = "
 local chain_prev = map{ name = "chain_prev", type = "lru_hash", key = { ring = "u64", req = "u64" },
                         value = "u8", size = 65536 }
 local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from request flows
+-- Whether any link was seen: until then completions skip the chain maps.
+local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
 probe("tracepoint:io_uring:io_uring_link", {
   filter = is_kept .. " && map_get(requests, map_key(requests, (__u64)args.ctx, " ..
            "(__u64)args.target_req)).keep == 1",
-  action = "map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
+  action = "map_set(linked, 0, 1); map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
            "(__u64)args.req); map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);",
 })
 local next_key = "map_key(chain_next, (__u64)args.ctx, (__u64)args.req)"
 local prev_key = "map_key(chain_prev, (__u64)args.ctx, (__u64)args.req)"
 probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "!(args.cflags & 2) && map_has(chain_next, " .. next_key .. ")",
+  filter = "map_get(linked, 0) && !(args.cflags & 2) && map_has(chain_next, " .. next_key .. ")",
   action = "__u64 next = map_get(chain_next, " .. next_key .. "); map_del(chain_next, " ..
            next_key .. ");",
   draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { "args.user_data" },
@@ -146,7 +158,7 @@ probe("tracepoint:io_uring:io_uring_complete", {
                     point = "begin" } },
 })
 probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "!(args.cflags & 2) && map_has(chain_prev, " .. prev_key .. ")",
+  filter = "map_get(linked, 0) && !(args.cflags & 2) && map_has(chain_prev, " .. prev_key .. ")",
   action = "map_del(chain_prev, " .. prev_key .. ");",
   draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { "args.user_data" },
            flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
@@ -172,31 +184,26 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
            flow = { id = flow_id, point = "step" } },
 })
 probe("tracepoint:io_uring:io_uring_req_failed", {
-  filter = ring_traced .. " && !map_has(requests, " .. request .. ")",
-  action = "map_add(ring_counts, (__u64)args.ctx, 1); " .. decide,
+  filter = "map_get(requests, " .. request .. ").keep == 0",
+  action = ring_state .. decide,
   draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
            flow = { id = flow_id, point = "begin" } },
 })
 
--- Every completion of a traced ring is counted, sampled or not.
+-- Every completion of a traced ring is counted, sampled or not. The last
+-- one of a request ends it, counted for the summary, and its flow, unless
+-- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
+-- found by user_data when the kernel gives no request pointer.
 probe("tracepoint:io_uring:io_uring_complete", {
-  filter = ring_traced,
-  action = "map_add(ring_counts, (__u64)args.ctx, 1ULL << 32);",
-})
-
--- Completion ends the request, counted for the summary, and its flow,
--- unless more completions follow (multishot: IORING_CQE_F_MORE), which are
--- steps, found by user_data when the kernel gives no request pointer.
-probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "!(args.cflags & 2)",
-  action = "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
-           "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; " ..
-           "map_add(latencies, map_key(latencies, r->opcode, path, " ..
+  action = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) return 0; " ..
+           "__sync_fetch_and_add(&ring->completed, 1); if (args.cflags & 2) return 0; " ..
+           "__auto_type r = map_ptr(requests, " .. request .. "); if (!r || !r->keep) return 0; " ..
+           "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
+           "map_add(latencies, map_key(latencies, r_opcode, path, " ..
            "mt_log_linear_slot(nsecs - r->submitted)), 1); " ..
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
-           "map_add(in_flight, (__u64)args.ctx, -1); " ..
-           "map_del(requests, " .. request .. "); if (" .. multishot("r_opcode") .. ") " ..
-           "map_del(by_user_data, " .. by_user_data_key .. "); " ..
+           "__sync_fetch_and_add(&ring->in_flight, -1); " ..
+           "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key .. "); " ..
            "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat,
            args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
@@ -248,49 +255,51 @@ local function syscall(name, fields, more_carry, more_args)
 end
 latency(syscall("io_uring_setup", { "entries" }))
 latency(syscall("io_uring_register", { "fd", "opcode", "nr_args" }))
-local enter_ring = "map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd))"
-local counted = "(map_get(ring_counts, start.ring) - start.counts)"
-local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
-        { ring = enter_ring, counts = "map_get(ring_counts, " .. enter_ring .. ")" },
-        { submitted = counted .. " & 0xffffffff", completed = counted .. " >> 32" })
 
--- Each ring's track, under its process: requests in flight, and the
+-- io_uring_enter, in one program at entry and one at exit. A traced ring's
+-- track, under its process, has counters of requests in flight and of the
 -- submission and completion queues' occupancy (tail - head of the ring the
--- application shares with the kernel, read through BTF) when each
--- io_uring_enter begins and ends.
+-- application shares with the kernel, read through BTF) when the call
+-- begins and ends. The application reaps completions by moving the
+-- completion queue's head, in its own memory: seen at its next enter, as a
+-- "reaped" mark of how many since the one before. With --all_rings, a ring
+-- created before tracing has its enter slices, and no counters.
 local function queues(ring)
-  local shared = "((struct io_ring_ctx *)" .. ring .. ")->rings"
-  return { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
-           args = { in_flight = "map_get(in_flight, " .. ring .. ")",
-                    sq = "(__u32)(" .. shared .. "->sq.tail - " .. shared .. "->sq.head)",
-                    cq = "(__u32)(" .. shared .. "->cq.tail - " .. shared .. "->cq.head)" } }
+  -- Field by field: older kernels align each head and tail to a cache line.
+  local read = "__u32 sq_head = 0, sq_tail = 0, cq_head = 0, cq_tail = 0; if (state) { " ..
+               "struct io_rings *shared = ((struct io_ring_ctx *)" .. ring .. ")->rings; " ..
+               "sq_head = shared->sq.head; sq_tail = shared->sq.tail; " ..
+               "cq_head = shared->cq.head; cq_tail = shared->cq.tail; } "
+  local draw = { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
+                 args = { in_flight = "state ? state->in_flight : 0", sq = "(__u32)(sq_tail - sq_head)",
+                          cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
+  return read, draw
 end
-local owned = "(param.all_rings || map_has(owners, pid))"
-local ring_local = "__u64 ring = " .. enter_ring .. "; if (!ring) return 0;"
-probe("tracepoint:syscalls:sys_enter_io_uring_enter", {
-  filter = owned, action = ring_local, draw = queues("ring"),
-})
-table.insert(enter.draw, queues("start.ring"))
-latency(enter)
-
--- The application reaps completions by moving the completion queue's head,
--- in its own memory: seen at its next io_uring_enter on the ring, as a mark
--- of how many it reaped since the one before.
-local cq_seen = map{ name = "cq_seen", key = "u64", value = "u32", size = 4096 }
-probe("tracepoint:syscalls:sys_enter_io_uring_enter", {
-  filter = owned,
-  action = ring_local .. " __u32 head = ((struct io_ring_ctx *)ring)->rings->cq.head; " ..
-           "__u32 *seen = map_ptr(cq_seen, ring); __u32 reaped = seen ? head - *seen : 0; " ..
-           "map_set(cq_seen, ring, head); if (!reaped) return 0;",
-  draw = { kind = "instant", name = "reaped", category = cat, track = { id = "ring", name = "ring" },
-           args = { reaped = "(__u32)reaped", cq_head = "(__u32)head" } },
-})
-
+local since_start = "(__u32)(state ? state->%s - start.%s : 0)"
+local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
+                      { ring = "(__u64)ring", submitted = "(__u64)(state ? state->submitted : 0)",
+                        completed = "(__u64)(state ? state->completed : 0)" },
+                      { submitted = since_start:format("submitted", "submitted"),
+                        completed = since_start:format("completed", "completed") })
+enter.stop_filter = nil  -- a call has a stop only where its start was kept
+local read_entry, queues_at_entry = queues("ring")
+enter.start_action = "__u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd)); " ..
+                     "__auto_type state = map_ptr(rings, ring); " ..
+                     "if (!state && !param.all_rings) return 0; " ..
+                     read_entry .. "__u32 reaped = 0; if (state) { " ..
+                     "reaped = state->entered ? cq_head - state->cq_head : 0; " ..
+                     "state->cq_head = cq_head; state->entered = 1; }"
+enter.start_draw = {
+  queues_at_entry,
+  { kind = "instant", name = "reaped", category = cat, track = { id = "ring", name = "ring" },
+    args = { reaped = "(__u32)reaped", cq_head = "(__u32)cq_head" }, when = "reaped" },
+}
+local read_exit, queues_at_exit = queues("start.ring")
 -- Requests per enter, for the summary.
-probe("tracepoint:syscalls:sys_exit_io_uring_enter", {
-  filter = owned .. " && args.ret >= 0",
-  action = "map_add(enters, 0, 1); map_add(enters, 1, args.ret);",
-})
+enter.stop_action = "__auto_type state = map_ptr(rings, start.ring); " .. read_exit ..
+                    "if (args.ret >= 0) { map_add(enters, 0, 1); map_add(enters, 1, args.ret); }"
+table.insert(enter.draw, queues_at_exit)
+latency(enter)
 
 -- At exit, the summary.
 local quantiles = require "quantiles"

@@ -292,17 +292,26 @@ TEST(AggregationCodegen, LatencyPairHasAnLruMapOfStartTimes) {
   EXPECT_TRUE(has(p.source, "extern __u64 latency;"));
 }
 
-TEST(AggregationCodegen, StartProbeRecordsAfterItsFilter) {
-  GeneratedProgram p = generate(full_declaration());
+// The start comes after the filter and the start's action (which may drop
+// the event, and declare locals the carried values name), at the probe's
+// one clock read.
+TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
+  Declaration d = full_declaration();
+  d.probes[1].action = {"__u64 seen = 1;", d.probes[1].where};
+  GeneratedProgram p = generate(d);
   std::string start = program(p, 1);
   ASSERT_FALSE(start.empty()) << p.source;
   EXPECT_TRUE(has(start, "__u32 tid = (__u32)bpf_get_current_pid_tgid();"));
   EXPECT_TRUE(has(start, "__sk.tid = ("));
+  size_t now = start.find("__u64 __now = bpf_ktime_get_ns();");
   size_t filter = start.find("args.opcode != 99");
+  size_t action = start.find("__u64 seen = 1;");
   size_t carry = start.find("  __sv.op = (\n");
-  size_t record = start.find("mt_latency_start(&mt_lat_0, &__sk, &__sv, 0);");
+  size_t record = start.find("mt_latency_start(&mt_lat_0, &__sk, &__sv, sizeof(__sv), __now, 0);");
   ASSERT_NE(record, std::string::npos) << start;
-  EXPECT_LT(filter, carry);
+  EXPECT_LT(now, filter);
+  EXPECT_LT(filter, action);
+  EXPECT_LT(action, carry);
   EXPECT_LT(carry, record);
   EXPECT_FALSE(has(start, "mt_latency_stop"));
   EXPECT_TRUE(has(start, "if (!mt_is_target())"));

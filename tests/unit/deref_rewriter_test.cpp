@@ -202,6 +202,15 @@ int f(struct mt_args_0 *__ctx) {
   EXPECT_HAS(result, "__r->a += *lost;");
 }
 
+TEST(DerefRewriter, LoadsMapValuesFromMapPtrDirectly) {
+  // map_ptr() is a statement expression: its result is still a map value.
+  auto result = compile(kprobe(
+      "  __u32 key = 0;\n"
+      "  __auto_type v = ({ __u32 __k = key; (__u64 *)bpf_map_lookup_elem(&mt_lost, &__k); });\n"
+      "  if (v)\n    s += *v + o->val.x;"));
+  EXPECT_HAS(result, "s += *v + __mt_rd(o, val.x);");
+}
+
 TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
   // Shaped like generated kprobe code: `args` is a local built from registers.
   auto result = compile(

@@ -643,6 +643,30 @@ TEST_F(FxtSinkTest, TracksKeyedByAValueAreNamedThreadsOfTheProcess) {
   EXPECT_EQ(objects(records, 1, pid)[0]->name, comm_of(pid, pid));
 }
 
+// A drawing with `when` is drawn from the records whose byte is not 0; the
+// record's other drawings are drawn regardless.
+TEST_F(FxtSinkTest, DrawingsWithWhenAreDrawnOnlyWhereItHolds) {
+  auto layout = Layout().field("n", 8, FieldKind::Unsigned).hidden("__d1_when", 1).get();
+  DrawDecl always = draw(DrawDecl::Kind::Instant, "always", {"n"});
+  DrawDecl sometimes = draw(DrawDecl::Kind::Instant, "sometimes", {"n"});
+  sometimes.when = "__d1_when";
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {always, sometimes}}});
+    for (uint64_t n = 1; n <= 4; n++)
+      feed(sink, 0, Rec(layout).at(n * 10, pid, tid).set("n", n).set("__d1_when", n % 2));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  std::vector<std::pair<std::string, uint64_t>> drawn;
+  for (const auto *e : events(records))
+    drawn.emplace_back(e->name, arg(*e, "n")->u);
+  EXPECT_EQ(drawn, (std::vector<std::pair<std::string, uint64_t>>{
+                       {"always", 1}, {"sometimes", 1}, {"always", 2}, {"always", 3},
+                       {"sometimes", 3}, {"always", 4}}));
+}
+
 // Perfetto keeps counters per process by name: on a keyed track they are
 // named after it, so two rings' counters are two sets of series.
 TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {

@@ -127,6 +127,38 @@ TEST(LuaScript, CounterArgumentsAreNumbersThatMayNameLocals) {
   EXPECT_EQ(p.captures[1].c_type, "");
 }
 
+TEST(LuaScript, DrawWhenIsAByteOfTheRecord) {
+  Loaded l(R"(probe("tracepoint:a:b", { action = "__u32 n = 2;",
+  draw = { kind = "instant", name = "i", args = { "args.x" }, when = "n > 1" } }))");
+  l.script.declare();
+  const ProbeDecl &p = l.script.declaration().probes[0];
+  ASSERT_EQ(p.draws.size(), 1u);
+  EXPECT_EQ(p.draws[0].when, "__d0_when");
+  ASSERT_EQ(p.captures.size(), 2u);
+  EXPECT_EQ(p.captures[1].name, "__d0_when");
+  EXPECT_EQ(p.captures[1].expr.text, "!!(n > 1)");
+  EXPECT_EQ(p.captures[1].c_type, "__u8");
+  Loaded bad(R"(probe("tracepoint:a:b", { draw = { kind = "instant", name = "i", when = 1 } }))");
+  EXPECT_THROW(bad.script.declare(), Error);
+}
+
+// A latency pair's start and stop may have actions, and its start drawings.
+TEST(LuaScript, LatencyStartAndStopHaveActionsAndDrawings) {
+  Loaded l(R"(latency{ start = "tracepoint:a:b", stop = "tracepoint:a:c", key = "tid",
+  start_action = "__u64 ring = 1;", stop_action = "__u64 other = 2;", carry = { ring = "(__u64)ring" },
+  start_draw = { kind = "counter", name = "q", args = { r = "ring" } },
+  draw = { kind = "slice", name = "s", duration = "latency" } })");
+  l.script.declare();
+  const auto &probes = l.script.declaration().probes;
+  ASSERT_EQ(probes.size(), 2u);
+  EXPECT_EQ(probes[0].action.text, "__u64 ring = 1;");
+  EXPECT_EQ(probes[1].action.text, "__u64 other = 2;");
+  ASSERT_EQ(probes[0].draws.size(), 1u);
+  EXPECT_EQ(probes[0].draws[0].name, "q");
+  ASSERT_EQ(probes[1].draws.size(), 1u);
+  EXPECT_EQ(probes[1].draws[0].name, "s");
+}
+
 TEST(LuaScript, ReportWritesJsonDataOrTextOnStderr) {
   std::string path = ::testing::TempDir() + "/report_" + std::to_string(getpid()) + ".json";
   {
