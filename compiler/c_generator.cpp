@@ -384,7 +384,8 @@ class ProbeWriter {
       out_ << "  struct mt_lat_" + id + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
       for (const auto &c : lat.carry)
         write_capture(rp, c, reads_user, "__sv.");
-      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, sizeof(__sv), __now, " + id + ");\n";
+      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, sizeof(__sv), __now, " + id +
+                  ");\n";
     }
     for (int id : decl.aggregations)
       write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);

@@ -2,6 +2,7 @@
 // plain data so each later stage can be fed and tested without Lua.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +102,9 @@ struct DrawDecl {
   std::string flow;                    // capture holding the flow id; "" no flow point
   enum class Flow { Begin, Step, End } flow_point = Flow::Step;
   std::string when;  // capture (a byte) that must not be 0 for it to be drawn; "" always
+  // Arguments shown by name: for an argument, the name of each value
+  // (index = value; "" or beyond the end: the number).
+  std::map<std::string, std::vector<std::string>> value_names;
 };
 
 struct ProbeDecl {

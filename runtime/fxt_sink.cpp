@@ -90,8 +90,12 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
       Plan plan{d.kind, d.name, d.category,  d.process_track ? "" : d.track_name, {}, {},
                 {},     {},     d.flow_point};
       for (const auto &a : d.args)
-        if (auto f = find(layout.fields, a))
+        if (auto f = find(layout.fields, a)) {
           plan.args.push_back(*f);
+          auto named = d.value_names.find(a);
+          plan.value_names.push_back(named == d.value_names.end() ? std::vector<std::string>{}
+                                                                  : named->second);
+        }
       if (!d.duration.empty())
         plan.duration = find(layout.hidden, d.duration);
       if (!d.track.empty())
@@ -193,8 +197,17 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
         p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
     uint64_t thread = keyed ? keyed->koid : tid;
     args_.clear();
-    for (const auto &f : p.args)
-      args_.push_back(to_arg(f, bytes));
+    for (size_t i = 0; i < p.args.size(); i++) {
+      args_.push_back(to_arg(p.args[i], bytes));
+      // A value with a name is shown by it.
+      const auto &names = p.value_names[i];
+      if (!names.empty()) {
+        uint64_t v = args_.back().kind == FxtArg::Kind::Int ? static_cast<uint64_t>(args_.back().i)
+                                                            : args_.back().u;
+        if (v < names.size() && !names[v].empty())
+          args_.back() = FxtArg::string(p.args[i].name, names[v]);
+      }
+    }
     uint64_t start = ts;
     // A flow point needs an open slice: an end's is the one it closes.
     if (p.flow && p.kind == DrawDecl::Kind::End)

@@ -55,7 +55,8 @@ class FxtSink {
     std::vector<RecordField> args;
     std::optional<RecordField> duration, track, flow;
     DrawDecl::Flow flow_point;
-    std::optional<RecordField> when;  // drawn only where this byte is not 0
+    std::optional<RecordField> when;                    // drawn only where this byte is not 0
+    std::vector<std::vector<std::string>> value_names;  // per argument; empty: none
   };
 
   void draw(uint32_t probe, const unsigned char *bytes, size_t size);

@@ -314,6 +314,13 @@ struct LuaApi {
     if (d.args.size() > 15)
       luaL_error(L, "draw '%s' has %d arguments; a trace event holds at most 15", d.name.c_str(),
                  (int)d.args.size());
+    lua_getfield(L, t, "names");
+    if (lua_istable(L, -1))
+      d.value_names = value_names(L, lua_gettop(L), d);
+    else if (!lua_isnil(L, -1))
+      luaL_error(L, "draw '%s': names must be a table {ARG = {[0] = \"name\", ...}}",
+                 d.name.c_str());
+    lua_pop(L, 1);
     lua_getfield(L, t, "when");
     if (lua_type(L, -1) == LUA_TSTRING) {
       d.when = hidden_capture(L, p, tag + "when", lua_tostring(L, -1), "__u8");
@@ -363,6 +370,37 @@ struct LuaApi {
       luaL_error(L, "draw '%s': a counter holds no flow point (flows bind to slices)",
                  d.name.c_str());
     p.draws.push_back(std::move(d));
+  }
+
+  // names = {ARG = {[0] = "NOP", "READV", ...}}: each named argument of the
+  // drawing shown as the name of its value.
+  static std::map<std::string, std::vector<std::string>> value_names(lua_State *L, int t,
+                                                                     const DrawDecl &d) {
+    std::map<std::string, std::vector<std::string>> all;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+      const char *arg = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : nullptr;
+      if (!arg || std::find(d.args.begin(), d.args.end(), arg) == d.args.end())
+        luaL_error(L, "draw '%s': names are for its arguments, by name", d.name.c_str());
+      if (!lua_istable(L, -1))
+        luaL_error(L, "draw '%s': names of '%s' must be a table {[0] = \"name\", ...}",
+                   d.name.c_str(), arg);
+      std::vector<std::string> &names = all[arg];
+      lua_pushnil(L);
+      while (lua_next(L, -2)) {
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 0 || lua_tointeger(L, -2) > 65535 ||
+            lua_type(L, -1) != LUA_TSTRING)
+          luaL_error(L, "draw '%s': names of '%s' must map values 0..65535 to strings",
+                     d.name.c_str(), arg);
+        auto value = static_cast<size_t>(lua_tointeger(L, -2));
+        if (names.size() <= value)
+          names.resize(value + 1);
+        names[value] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    return all;
   }
 
   // draw = one drawing, or a list of them (at `t`, or nil).

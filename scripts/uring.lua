@@ -62,6 +62,18 @@ local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, 
 local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
+-- Opcodes by name (enum io_uring_op), for the trace and the summary: the
+-- trace's records carry the number and the sink writes the name.
+local op_names = { [0] = "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE_FIXED",
+  "POLL_ADD", "POLL_REMOVE", "SYNC_FILE_RANGE", "SENDMSG", "RECVMSG", "TIMEOUT",
+  "TIMEOUT_REMOVE", "ACCEPT", "ASYNC_CANCEL", "LINK_TIMEOUT", "CONNECT", "FALLOCATE", "OPENAT",
+  "CLOSE", "FILES_UPDATE", "STATX", "READ", "WRITE", "FADVISE", "MADVISE", "SEND", "RECV",
+  "OPENAT2", "EPOLL_CTL", "SPLICE", "PROVIDE_BUFFERS", "REMOVE_BUFFERS", "TEE", "SHUTDOWN",
+  "RENAMEAT", "UNLINKAT", "MKDIRAT", "SYMLINKAT", "LINKAT", "MSG_RING", "FSETXATTR", "SETXATTR",
+  "FGETXATTR", "GETXATTR", "SOCKET", "URING_CMD", "SEND_ZC", "SENDMSG_ZC", "READ_MULTISHOT",
+  "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV", "FIXED_FD_INSTALL", "FTRUNCATE", "BIND",
+  "LISTEN", "RECV_ZC", "EPOLL_WAIT", "READV_FIXED", "WRITEV_FIXED", "PIPE" }
+local names = { op = op_names }
 local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
 -- `ring`, the traced ring's state, or the event is dropped.
 local ring_state = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) { " ..
@@ -104,8 +116,8 @@ probe("tracepoint:io_uring:io_uring_create", {
 -- Submission decides whether the request is kept; the flow begins here.
 probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
   action = ring_state .. decide,
-  draw = { kind = "slice", name = "submit", category = cat,
-           args = { "args.user_data", "args.opcode", op = "args.op_str", "args.flags", "args.sq_thread",
+  draw = { kind = "slice", name = "submit", category = cat, names = names,
+           args = { "args.user_data", "args.opcode", op = "args.opcode", "args.flags", "args.sq_thread",
                     ring = "args.ctx", req = "args.req" },
            flow = { id = flow_id, point = "begin" } },
 })
@@ -119,16 +131,16 @@ local function hop(event, fields, path)
     action = path and "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
                       "r->path = " .. path .. "; if (r->keep != 1) return 0;",
     draw = { kind = "slice", name = event, category = cat, args = fields,
-             flow = { id = flow_id, point = "step" } },
+             names = fields.op and names, flow = { id = flow_id, point = "step" } },
   })
 end
 hop("file_get", { "args.user_data", "args.fd" })
-hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.op_str" },
+hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.opcode" },
     IO_WORKER)
-hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.op_str" },
+hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.opcode" },
     POLL)
-hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.op_str" })
-hop("defer", { user_data = "args.data", "args.opcode", op = "args.op_str" })
+hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.opcode" })
+hop("defer", { user_data = "args.data", "args.opcode", op = "args.opcode" })
 hop("link", { target = "args.target_req" })
 
 -- Linked requests (IOSQE_IO_LINK, IO_HARDLINK): a flow from each request's
@@ -168,25 +180,25 @@ probe("tracepoint:io_uring:io_uring_complete", {
 -- the cancelled request (link), which is the one whose flow it joins.
 probe("tracepoint:io_uring:io_uring_fail_link", {
   filter = "map_get(requests, map_key(requests, (__u64)args.ctx, (__u64)args.link)).keep == 1",
-  draw = { kind = "slice", name = "fail_link", category = cat,
+  draw = { kind = "slice", name = "fail_link", category = cat, names = names,
            args = { "args.user_data", "args.opcode", req = "args.req", link = "args.link",
-                    op = "args.op_str" },
+                    op = "args.opcode" },
            flow = { id = "((__u64)args.link ^ ((__u64)args.ctx << 16))", point = "step" } },
 })
 
 -- A request the kernel rejects before submitting it: its flow begins here
 -- (or steps, where it was submitted).
 local failed_args = { "args.user_data", "args.opcode", "args.flags", "args.off", "args.addr",
-                      "args.len", "args.error", op = "args.op_str", req = "args.req" }
+                      "args.len", "args.error", op = "args.opcode", req = "args.req" }
 probe("tracepoint:io_uring:io_uring_req_failed", {
   filter = is_kept,
-  draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
+  draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args, names = names,
            flow = { id = flow_id, point = "step" } },
 })
 probe("tracepoint:io_uring:io_uring_req_failed", {
   filter = "map_get(requests, " .. request .. ").keep == 0",
   action = ring_state .. decide,
-  draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args,
+  draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args, names = names,
            flow = { id = flow_id, point = "begin" } },
 })
 
@@ -303,15 +315,7 @@ latency(enter)
 
 -- At exit, the summary.
 local quantiles = require "quantiles"
-local op_names = { [0] = "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE_FIXED",
-  "POLL_ADD", "POLL_REMOVE", "SYNC_FILE_RANGE", "SENDMSG", "RECVMSG", "TIMEOUT",
-  "TIMEOUT_REMOVE", "ACCEPT", "ASYNC_CANCEL", "LINK_TIMEOUT", "CONNECT", "FALLOCATE", "OPENAT",
-  "CLOSE", "FILES_UPDATE", "STATX", "READ", "WRITE", "FADVISE", "MADVISE", "SEND", "RECV",
-  "OPENAT2", "EPOLL_CTL", "SPLICE", "PROVIDE_BUFFERS", "REMOVE_BUFFERS", "TEE", "SHUTDOWN",
-  "RENAMEAT", "UNLINKAT", "MKDIRAT", "SYMLINKAT", "LINKAT", "MSG_RING", "FSETXATTR", "SETXATTR",
-  "FGETXATTR", "GETXATTR", "SOCKET", "URING_CMD", "SEND_ZC", "SENDMSG_ZC", "READ_MULTISHOT",
-  "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV", "FIXED_FD_INSTALL", "FTRUNCATE", "BIND",
-  "LISTEN" }
+
 local path_names = { [INLINE] = "inline", [POLL] = "poll", [IO_WORKER] = "io-worker" }
 
 local function summary()

@@ -662,9 +662,35 @@ TEST_F(FxtSinkTest, DrawingsWithWhenAreDrawnOnlyWhereItHolds) {
   std::vector<std::pair<std::string, uint64_t>> drawn;
   for (const auto *e : events(records))
     drawn.emplace_back(e->name, arg(*e, "n")->u);
-  EXPECT_EQ(drawn, (std::vector<std::pair<std::string, uint64_t>>{
-                       {"always", 1}, {"sometimes", 1}, {"always", 2}, {"always", 3},
-                       {"sometimes", 3}, {"always", 4}}));
+  EXPECT_EQ(drawn, (std::vector<std::pair<std::string, uint64_t>>{{"always", 1},
+                                                                  {"sometimes", 1},
+                                                                  {"always", 2},
+                                                                  {"always", 3},
+                                                                  {"sometimes", 3},
+                                                                  {"always", 4}}));
+}
+
+// An argument with names is shown by the name of its value, where it has
+// one, and as its number where not.
+TEST_F(FxtSinkTest, NamedValuesAreWrittenAsTheirNames) {
+  auto layout = Layout().field("op", 1, FieldKind::Unsigned).get();
+  DrawDecl d = draw(DrawDecl::Kind::Instant, "submit", {"op"});
+  d.value_names["op"] = {"NOP", "", "WRITEV"};
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {d}}});
+    for (uint64_t op : {0, 1, 2, 3})
+      feed(sink, 0, Rec(layout).at(10 + op, pid, tid).set("op", op));
+    sink.release(~0ull);
+  }
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 4u);
+  EXPECT_EQ(arg(*drawn[0], "op")->text, "NOP");
+  EXPECT_EQ(arg(*drawn[1], "op")->u, 1u);
+  EXPECT_EQ(arg(*drawn[2], "op")->text, "WRITEV");
+  EXPECT_EQ(arg(*drawn[3], "op")->u, 3u);
 }
 
 // Perfetto keeps counters per process by name: on a keyed track they are

@@ -142,6 +142,21 @@ TEST(LuaScript, DrawWhenIsAByteOfTheRecord) {
   EXPECT_THROW(bad.script.declare(), Error);
 }
 
+TEST(LuaScript, DrawNamesAreForItsArguments) {
+  Loaded l(R"(probe("tracepoint:a:b", { draw = { kind = "instant", name = "i",
+  args = { op = "args.opcode" }, names = { op = { [0] = "NOP", [2] = "WRITEV" } } } }))");
+  l.script.declare();
+  const DrawDecl &d = l.script.declaration().probes[0].draws[0];
+  EXPECT_EQ(d.value_names.at("op"), (std::vector<std::string>{"NOP", "", "WRITEV"}));
+  for (const char *names : {"{ other = { 'x' } }", "{ op = 'x' }", "{ op = { [-1] = 'x' } }",
+                            "{ op = { 'x', 2 } }", "3"}) {
+    Loaded bad(std::string(R"(probe("tracepoint:a:b", { draw = { kind = "instant", name = "i",
+  args = { op = "args.opcode" }, names = )") +
+               names + " } })");
+    EXPECT_THROW(bad.script.declare(), Error) << names;
+  }
+}
+
 // A latency pair's start and stop may have actions, and its start drawings.
 TEST(LuaScript, LatencyStartAndStopHaveActionsAndDrawings) {
   Loaded l(R"(latency{ start = "tracepoint:a:b", stop = "tracepoint:a:c", key = "tid",
