@@ -64,6 +64,7 @@ FxtSink::FxtSink(const std::string &path) : path_(path) {
   if (!file_)
     throw Error("cannot write trace file " + path + ": " + std::strerror(errno));
   writer_ = std::make_unique<FxtWriter>(file_);
+  flow_ref_ = writer_->pin("flow");
 }
 
 FxtSink::~FxtSink() {
@@ -92,6 +93,10 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
       for (const auto &a : d.args)
         if (auto f = find(layout.fields, a))
           plan.args.push_back(*f);
+      plan.category_ref = writer_->pin(plan.category);
+      plan.name_ref = writer_->pin(plan.name);
+      for (const auto &f : plan.args)
+        plan.arg_refs.push_back(writer_->pin(f.name));
       if (!d.duration.empty())
         plan.duration = find(layout.hidden, d.duration);
       if (!d.track.empty())
@@ -139,7 +144,7 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
   }
 }
 
-const FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &name) {
+FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &name) {
   // Per process: a small key may stand for different things in each.
   uint64_t koid = (key * 0x9e3779b97f4a7c15ull ^ pid) | kTrackBit;
   auto [known, fresh] = tracks_.try_emplace(koid);
@@ -150,6 +155,17 @@ const FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::stri
     writer_->thread(pid, koid, known->second.name);
   }
   return known->second;
+}
+
+// A counter on a keyed track is named after the track, then the plan's
+// name; pinned once per track and name.
+FxtRef FxtSink::counter_name(Track &track, const Plan &p) {
+  for (const auto &[plan_name, full] : track.counters)
+    if (plan_name.id == p.name_ref.id)
+      return full;
+  FxtRef full = writer_->pin(p.name.empty() ? track.name : track.name + " " + p.name);
+  track.counters.emplace_back(p.name_ref, full);
+  return full;
 }
 
 void FxtSink::record(uint32_t probe, const void *data, size_t size) {
@@ -185,44 +201,47 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
   uint64_t pid = task >> 32, tid = task & 0xffffffff;
   name_thread(pid, tid);
   for (const Plan &p : plans_[probe]) {
-    const Track *keyed =
-        p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
+    Track *keyed = p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
     uint64_t thread = keyed ? keyed->koid : tid;
     args_.clear();
-    for (const auto &f : p.args)
-      args_.push_back(to_arg(f, bytes));
+    for (size_t i = 0; i < p.args.size(); i++) {
+      args_.push_back(to_arg(p.args[i], bytes));
+      args_.back().name_ref = p.arg_refs[i];
+    }
     uint64_t start = ts;
     // A flow point needs an open slice: an end's is the one it closes.
     if (p.flow && p.kind == DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, ts, p.category, load(bytes + p.flow->offset, 8));
+      flow_point(p.flow_point, pid, thread, ts, p.category_ref, load(bytes + p.flow->offset, 8));
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
         if (p.flow)
-          writer_->complete(pid, thread, ts, ts + 1, p.category, p.name, args_);
+          writer_->complete(pid, thread, ts, ts + 1, p.category_ref, p.name_ref, args_);
         else
-          writer_->instant(pid, thread, ts, p.category, p.name, args_);
+          writer_->instant(pid, thread, ts, p.category_ref, p.name_ref, args_);
         break;
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration ? load(bytes + p.duration->offset, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
-        writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category, p.name, args_);
+        writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category_ref, p.name_ref,
+                          args_);
         break;
       }
-      case DrawDecl::Kind::Begin: writer_->begin(pid, thread, ts, p.category, p.name, args_); break;
-      case DrawDecl::Kind::End: writer_->end(pid, thread, ts, p.category, p.name, args_); break;
+      case DrawDecl::Kind::Begin:
+        writer_->begin(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        break;
+      case DrawDecl::Kind::End:
+        writer_->end(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        break;
       case DrawDecl::Kind::Counter:
         // Perfetto keeps counters per process, by name: a keyed track's
         // counters are named after it, so each track has its own.
-        if (keyed)
-          writer_->counter(pid, thread, ts, p.category,
-                           p.name.empty() ? keyed->name : keyed->name + " " + p.name, 0, args_);
-        else
-          writer_->counter(pid, thread, ts, p.category, p.name, 0, args_);
+        writer_->counter(pid, thread, ts, p.category_ref,
+                         keyed ? counter_name(*keyed, p) : p.name_ref, 0, args_);
         break;
     }
     if (p.flow && p.kind != DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, start, p.category, load(bytes + p.flow->offset, 8));
+      flow_point(p.flow_point, pid, thread, start, p.category_ref, load(bytes + p.flow->offset, 8));
     events_++;
   }
 }
@@ -233,14 +252,14 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
 // without its begin (begun before tracing). Perfetto counts both as
 // errors; here the first starts a fresh flow and the second is dropped.
 void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
-                         const std::string &category, uint64_t key) {
+                         FxtRef category, uint64_t key) {
   auto open = open_flows_.find({pid, key});
   if (point == DrawDecl::Flow::Begin) {
     if (open_flows_.size() >= kMaxOpenFlows && open == open_flows_.end())
       open_flows_.clear();  // ends never seen: forget them rather than grow
     uint64_t id = ++last_flow_id_;
     open_flows_[{pid, key}] = id;
-    writer_->flow(FxtFlow::Begin, pid, thread, ts, category, "flow", id);
+    writer_->flow(FxtFlow::Begin, pid, thread, ts, category, flow_ref_, id);
     return;
   }
   if (open == open_flows_.end()) {
@@ -248,7 +267,7 @@ void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, ui
     return;
   }
   bool end = point == DrawDecl::Flow::End;
-  writer_->flow(end ? FxtFlow::End : FxtFlow::Step, pid, thread, ts, category, "flow",
+  writer_->flow(end ? FxtFlow::End : FxtFlow::Step, pid, thread, ts, category, flow_ref_,
                 open->second);
   if (end)
     open_flows_.erase(open);

@@ -55,19 +55,24 @@ class FxtSink {
     std::vector<RecordField> args;
     std::optional<RecordField> duration, track, flow;
     DrawDecl::Flow flow_point;
+    // Pinned in the writer once: no event hashes these strings.
+    FxtRef category_ref{}, name_ref{};
+    std::vector<FxtRef> arg_refs{};  // by args
   };
 
   void draw(uint32_t probe, const unsigned char *bytes, size_t size);
   void name_thread(uint64_t pid, uint64_t tid);
   void learn_name(uint64_t pid, uint64_t tid);
-  void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
-                  const std::string &category, uint64_t key);
+  void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts, FxtRef category,
+                  uint64_t key);
   // A track keyed by a script's value: a thread of its own under the process.
   struct Track {
     uint64_t koid = 0;
     std::string name;
+    std::vector<std::pair<FxtRef, FxtRef>> counters{};  // a plan's name -> "name plan-name"
   };
-  const Track &track(uint64_t pid, uint64_t key, const std::string &name);
+  Track &track(uint64_t pid, uint64_t key, const std::string &name);
+  FxtRef counter_name(Track &track, const Plan &p);
   std::string process_name(uint64_t pid);
 
   std::string path_;
@@ -79,6 +84,7 @@ class FxtSink {
   // Names known by tid, and the name each drawn thread was given.
   std::unordered_map<uint64_t, std::string> names_, drawn_names_;
   std::unordered_set<uint64_t> named_processes_;
+  FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   std::vector<FxtArg> args_;                    // reused per event
   struct Pending {
