@@ -84,6 +84,13 @@ class FxtSink {
   // Names known by tid, and the name each drawn thread was given.
   std::unordered_map<uint64_t, std::string> names_, drawn_names_;
   std::unordered_set<uint64_t> named_processes_;
+  // The thread named last and the task whose name was learned last: their
+  // records come in runs, and need no hash-set work again.
+  struct Task {
+    uint64_t pid = ~0ull, tid = ~0ull;
+    bool operator==(const Task &) const = default;
+  };
+  Task last_named_, last_learned_;
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   std::vector<FxtArg> args_;                    // reused per event
