@@ -96,11 +96,15 @@ class FxtSink {
   std::vector<FxtArg> args_;                    // reused per event
   struct Pending {
     uint64_t ts;
-    uint32_t probe;
-    std::string bytes;
+    uint32_t probe, size;
+    size_t offset;  // of its bytes in arena_
   };
   std::vector<Pending> pending_;  // taken, not yet drawn
   size_t sorted_ = 0;             // the first sorted_ of them are in time order
+  // The pending records' bytes, one after another in the order taken, and
+  // those of records drawn since the last compaction (dead_ bytes of them).
+  std::vector<unsigned char> arena_, spare_;
+  size_t dead_ = 0;
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
       return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);

@@ -310,6 +310,50 @@ TEST_F(FxtSinkTest, ReleaseHoldsBackRecordsNotOlderThanTheWatermark) {
   EXPECT_EQ(times, (std::vector<uint64_t>{100, 200, 250, 300}));
 }
 
+// Many records held back across releases (the pending records' bytes are
+// moved together as drawn ones free their room): each is drawn once, in
+// time order, equal times in the order taken, with its own bytes.
+TEST_F(FxtSinkTest, RecordsHeldAcrossManyReleasesKeepTheirBytesAndOrder) {
+  auto layout = Layout().field("n", 8, FieldKind::Unsigned).field("s", 40, FieldKind::String).get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  std::vector<std::pair<uint64_t, uint64_t>> fed;  // (ts, n)
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n", "s"})}}});
+    // Two streams, as from two CPUs: each in order, the second running
+    // behind, with times that meet; released up to the slower one.
+    uint64_t n = 0;
+    for (uint64_t step = 0; step < 400; step++) {
+      for (uint64_t k = 0; k < 20; k++) {
+        uint64_t ts = step * 100 + k * 5;
+        fed.emplace_back(ts, n);
+        feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", n).text("s", "r" + std::to_string(n)));
+        n++;
+        uint64_t behind = ts > 3000 ? ts - 3000 : 0;
+        fed.emplace_back(behind, n);
+        feed(sink, 0,
+             Rec(layout).at(behind, pid, tid).set("n", n).text("s", "r" + std::to_string(n)));
+        n++;
+      }
+      sink.release(step * 100 > 3000 ? step * 100 - 3000 : 0);
+    }
+    sink.release(~0ull);
+    EXPECT_EQ(sink.events(), fed.size());
+  }
+  std::stable_sort(fed.begin(), fed.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), fed.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < fed.size(); i++) {
+    const FxtArgValue *n = arg(*drawn[i], "n"), *s = arg(*drawn[i], "s");
+    wrong += drawn[i]->ts != fed[i].first || !n || n->u != fed[i].second || !s ||
+             s->text != "r" + std::to_string(fed[i].second);
+  }
+  EXPECT_EQ(wrong, 0u);
+}
+
 TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
   auto a = Layout().field("x", 8, FieldKind::Unsigned).get();
   auto b = Layout().field("y", 4, FieldKind::Unsigned).field("z", 4, FieldKind::Unsigned).get();
