@@ -8,6 +8,7 @@
 // loads one CPU. Not run by ctest.
 //
 //   build/bench/fxt_sink_bench [requests per round, default 200000] [rounds, default 7]
+//                              [trace file, default /dev/null]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -133,6 +134,7 @@ enum Probe : uint32_t { kSubmit, kHop, kComplete, kEnter, kReaped };
 int main(int argc, char **argv) {
   size_t requests = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
   int rounds = argc > 2 ? std::atoi(argv[2]) : 7;
+  std::string out = argc > 3 ? argv[3] : "/dev/null";
 
   auto submit = Layout()
                     .field("user_data", 8, FieldKind::Unsigned)
@@ -292,7 +294,7 @@ int main(int argc, char **argv) {
   std::vector<double> ns;
   uint64_t events = 0, bytes = 0;
   for (int round = 0; round < rounds; round++) {
-    FxtSink sink("/dev/null");
+    FxtSink sink(out);
     sink.plan(s.decl, s.generated, s.layouts);
     auto t0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < order.size(); i++) {
