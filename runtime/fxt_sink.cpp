@@ -123,7 +123,7 @@ void FxtSink::thread_named(const void *data, size_t size) {
   uint64_t pid = load(bytes + 4, 4), tid = load(bytes + 8, 4);
   const char *comm = reinterpret_cast<const char *>(bytes + 12);
   names_[tid].assign(comm, strnlen(comm, 16));
-  last_named_ = {};  // to be compared with what was drawn again
+  named_ = {};  // to be compared with what was drawn again
   if (drawn_names_.count(tid))
     name_thread(pid, tid);  // renamed after it was drawn: Perfetto takes the last name
 }
@@ -134,9 +134,8 @@ std::string FxtSink::process_name(uint64_t pid) {
 }
 
 void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
-  if (last_named_ == Task{pid, tid})
+  if (named_.seen({pid, tid}))
     return;  // named, and not renamed since
-  last_named_ = {pid, tid};
   if (named_processes_.insert(pid).second) {
     learn_name(pid, pid);
     writer_->process(pid, names_[pid]);
@@ -180,10 +179,8 @@ void FxtSink::record(uint32_t probe, const void *data, size_t size) {
     return;  // not a record of this layout
   // Names now, while the thread most likely still exists.
   uint64_t task = load(bytes + task_offset, 8);
-  if (!(last_learned_ == Task{task >> 32, task & 0xffffffff})) {
-    last_learned_ = {task >> 32, task & 0xffffffff};
+  if (!learned_.seen({task >> 32, task & 0xffffffff}))
     learn_name(task >> 32, task & 0xffffffff);
-  }
   pending_.push_back(
       {load(bytes + ts_offset, 8), probe, static_cast<uint32_t>(size), arena_.size()});
   arena_.insert(arena_.end(), bytes, bytes + size);

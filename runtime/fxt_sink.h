@@ -84,13 +84,25 @@ class FxtSink {
   // Names known by tid, and the name each drawn thread was given.
   std::unordered_map<uint64_t, std::string> names_, drawn_names_;
   std::unordered_set<uint64_t> named_processes_;
-  // The thread named last and the task whose name was learned last: their
-  // records come in runs, and need no hash-set work again.
+  // Threads named lately and tasks whose names were learned lately: records
+  // come from a few threads at a time, and need no hash-set work again.
   struct Task {
     uint64_t pid = ~0ull, tid = ~0ull;
     bool operator==(const Task &) const = default;
   };
-  Task last_named_, last_learned_;
+  struct RecentTasks {
+    Task tasks[4];
+    size_t next = 0;
+    // Whether `t` is one of them; if not, it is now, in place of the oldest.
+    bool seen(Task t) {
+      for (const Task &known : tasks)
+        if (known == t)
+          return true;
+      tasks[next++ % 4] = t;
+      return false;
+    }
+  };
+  RecentTasks named_, learned_;
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   std::vector<FxtArg> args_;                    // reused per event

@@ -829,8 +829,8 @@ TEST_F(FxtSinkTest, RenameBeforeTheDrawNamesTheThreadOnce) {
   EXPECT_EQ(t[0]->name, "renamed");
 }
 
-// The sink remembers the thread it named last, for runs of its records: a
-// rename in between must still reach the trace.
+// The sink remembers the threads it named lately, for runs of their
+// records: a rename in between must still reach the trace.
 TEST_F(FxtSinkTest, RunsOfOneThreadAreNamedOnceUnlessRenamed) {
   auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
   {
