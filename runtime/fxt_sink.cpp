@@ -148,7 +148,7 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
   }
 }
 
-FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &name) {
+const FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &name) {
   // Per process: a small key may stand for different things in each.
   uint64_t koid = (key * 0x9e3779b97f4a7c15ull ^ pid) | kTrackBit;
   auto [known, fresh] = tracks_.try_emplace(koid);
@@ -163,7 +163,7 @@ FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &na
 
 // A counter on a keyed track is named after the track, then the plan's
 // name; pinned once per track and name.
-FxtRef FxtSink::counter_name(Track &track, const Plan &p) {
+FxtRef FxtSink::counter_name(const Track &track, const Plan &p) {
   for (const auto &[plan_name, full] : track.counters)
     if (plan_name.id == p.name_ref.id)
       return full;
@@ -223,7 +223,8 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
   uint64_t pid = task >> 32, tid = task & 0xffffffff;
   name_thread(pid, tid);
   for (const Plan &p : plans_[probe]) {
-    Track *keyed = p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
+    const Track *keyed =
+        p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
     uint64_t thread = keyed ? keyed->koid : tid;
     args_.clear();
     for (size_t i = 0; i < p.args.size(); i++) {

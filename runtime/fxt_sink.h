@@ -69,10 +69,11 @@ class FxtSink {
   struct Track {
     uint64_t koid = 0;
     std::string name;
-    std::vector<std::pair<FxtRef, FxtRef>> counters{};  // a plan's name -> "name plan-name"
+    // Its counters' names, pinned: a plan's name -> "track-name plan-name".
+    mutable std::vector<std::pair<FxtRef, FxtRef>> counters{};
   };
-  Track &track(uint64_t pid, uint64_t key, const std::string &name);
-  FxtRef counter_name(Track &track, const Plan &p);
+  const Track &track(uint64_t pid, uint64_t key, const std::string &name);
+  FxtRef counter_name(const Track &track, const Plan &p);
   std::string process_name(uint64_t pid);
 
   std::string path_;
