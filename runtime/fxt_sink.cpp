@@ -15,6 +15,7 @@ namespace {
 
 constexpr uint64_t kTrackBit = 1ull << 63;  // synthetic thread koids, apart from real tids
 constexpr const char *kSelfName = "moontrace";
+constexpr size_t kCompactBytes = 64 << 10;  // an arena smaller than this is never compacted
 
 std::string proc_comm(const std::string &path, const std::string &fallback) {
   std::ifstream in(path);
@@ -64,6 +65,7 @@ FxtSink::FxtSink(const std::string &path) : path_(path) {
   if (!file_)
     throw Error("cannot write trace file " + path + ": " + std::strerror(errno));
   writer_ = std::make_unique<FxtWriter>(file_);
+  flow_ref_ = writer_->pin("flow");
 }
 
 FxtSink::~FxtSink() {
@@ -96,6 +98,10 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
           plan.value_names.push_back(named == d.value_names.end() ? std::vector<std::string>{}
                                                                   : named->second);
         }
+      plan.category_ref = writer_->pin(plan.category);
+      plan.name_ref = writer_->pin(plan.name);
+      for (const auto &f : plan.args)
+        plan.arg_refs.push_back(writer_->pin(f.name));
       if (!d.duration.empty())
         plan.duration = find(layout.hidden, d.duration);
       if (!d.track.empty())
@@ -123,6 +129,7 @@ void FxtSink::thread_named(const void *data, size_t size) {
   uint64_t pid = load(bytes + 4, 4), tid = load(bytes + 8, 4);
   const char *comm = reinterpret_cast<const char *>(bytes + 12);
   names_[tid].assign(comm, strnlen(comm, 16));
+  named_ = {};  // to be compared with what was drawn again
   if (drawn_names_.count(tid))
     name_thread(pid, tid);  // renamed after it was drawn: Perfetto takes the last name
 }
@@ -133,6 +140,8 @@ std::string FxtSink::process_name(uint64_t pid) {
 }
 
 void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
+  if (named_.seen({pid, tid}))
+    return;  // named, and not renamed since
   if (named_processes_.insert(pid).second) {
     learn_name(pid, pid);
     writer_->process(pid, names_[pid]);
@@ -158,6 +167,17 @@ const FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::stri
   return known->second;
 }
 
+// A counter on a keyed track is named after the track, then the plan's
+// name; pinned once per track and name.
+FxtRef FxtSink::counter_name(const Track &track, const Plan &p) {
+  for (const auto &[plan_name, full] : track.counters)
+    if (plan_name.id == p.name_ref.id)
+      return full;
+  FxtRef full = writer_->pin(p.name.empty() ? track.name : track.name + " " + p.name);
+  track.counters.emplace_back(p.name_ref, full);
+  return full;
+}
+
 void FxtSink::record(uint32_t probe, const void *data, size_t size) {
   auto *bytes = static_cast<const unsigned char *>(data);
   auto [ts_offset, task_offset] = header_[probe];
@@ -165,9 +185,11 @@ void FxtSink::record(uint32_t probe, const void *data, size_t size) {
     return;  // not a record of this layout
   // Names now, while the thread most likely still exists.
   uint64_t task = load(bytes + task_offset, 8);
-  learn_name(task >> 32, task & 0xffffffff);
+  if (!learned_.seen({task >> 32, task & 0xffffffff}))
+    learn_name(task >> 32, task & 0xffffffff);
   pending_.push_back(
-      {load(bytes + ts_offset, 8), probe, std::string(static_cast<const char *>(data), size)});
+      {load(bytes + ts_offset, 8), probe, static_cast<uint32_t>(size), arena_.size()});
+  arena_.insert(arena_.end(), bytes, bytes + size);
 }
 
 void FxtSink::release(uint64_t watermark) {
@@ -177,11 +199,27 @@ void FxtSink::release(uint64_t watermark) {
   std::stable_sort(fresh, pending_.end(), older);
   std::inplace_merge(pending_.begin(), fresh, pending_.end(), older);
   size_t n = 0;
-  for (; n < pending_.size() && pending_[n].ts < watermark; n++)
-    draw(pending_[n].probe, reinterpret_cast<const unsigned char *>(pending_[n].bytes.data()),
-         pending_[n].bytes.size());
+  for (; n < pending_.size() && pending_[n].ts < watermark; n++) {
+    draw(pending_[n].probe, arena_.data() + pending_[n].offset, pending_[n].size);
+    dead_ += pending_[n].size;
+  }
   pending_.erase(pending_.begin(), pending_.begin() + n);
   sorted_ = pending_.size();
+  // Drawn records leave holes in the arena: once they are most of it, the
+  // pending ones move to the spare arena, in time order.
+  if (pending_.empty()) {
+    arena_.clear();
+    dead_ = 0;
+  } else if (dead_ > arena_.size() / 2 && arena_.size() > kCompactBytes) {
+    spare_.clear();
+    for (Pending &p : pending_) {
+      const unsigned char *from = arena_.data() + p.offset;
+      p.offset = spare_.size();
+      spare_.insert(spare_.end(), from, from + p.size);
+    }
+    arena_.swap(spare_);
+    dead_ = 0;
+  }
 }
 
 void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
@@ -207,39 +245,42 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
         if (v < names.size() && !names[v].empty())
           args_.back() = FxtArg::string(p.args[i].name, names[v]);
       }
+      args_.back().name_ref = p.arg_refs[i];
     }
     uint64_t start = ts;
     // A flow point needs an open slice: an end's is the one it closes.
     if (p.flow && p.kind == DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, ts, p.category, load(bytes + p.flow->offset, 8));
+      flow_point(p.flow_point, pid, thread, ts, p.category_ref, load(bytes + p.flow->offset, 8));
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
         if (p.flow)
-          writer_->complete(pid, thread, ts, ts + 1, p.category, p.name, args_);
+          writer_->complete(pid, thread, ts, ts + 1, p.category_ref, p.name_ref, args_);
         else
-          writer_->instant(pid, thread, ts, p.category, p.name, args_);
+          writer_->instant(pid, thread, ts, p.category_ref, p.name_ref, args_);
         break;
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration ? load(bytes + p.duration->offset, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
-        writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category, p.name, args_);
+        writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category_ref, p.name_ref,
+                          args_);
         break;
       }
-      case DrawDecl::Kind::Begin: writer_->begin(pid, thread, ts, p.category, p.name, args_); break;
-      case DrawDecl::Kind::End: writer_->end(pid, thread, ts, p.category, p.name, args_); break;
+      case DrawDecl::Kind::Begin:
+        writer_->begin(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        break;
+      case DrawDecl::Kind::End:
+        writer_->end(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        break;
       case DrawDecl::Kind::Counter:
         // Perfetto keeps counters per process, by name: a keyed track's
         // counters are named after it, so each track has its own.
-        if (keyed)
-          writer_->counter(pid, thread, ts, p.category,
-                           p.name.empty() ? keyed->name : keyed->name + " " + p.name, 0, args_);
-        else
-          writer_->counter(pid, thread, ts, p.category, p.name, 0, args_);
+        writer_->counter(pid, thread, ts, p.category_ref,
+                         keyed ? counter_name(*keyed, p) : p.name_ref, 0, args_);
         break;
     }
     if (p.flow && p.kind != DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, start, p.category, load(bytes + p.flow->offset, 8));
+      flow_point(p.flow_point, pid, thread, start, p.category_ref, load(bytes + p.flow->offset, 8));
     events_++;
   }
 }
@@ -250,14 +291,14 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
 // without its begin (begun before tracing). Perfetto counts both as
 // errors; here the first starts a fresh flow and the second is dropped.
 void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
-                         const std::string &category, uint64_t key) {
+                         FxtRef category, uint64_t key) {
   auto open = open_flows_.find({pid, key});
   if (point == DrawDecl::Flow::Begin) {
     if (open_flows_.size() >= kMaxOpenFlows && open == open_flows_.end())
       open_flows_.clear();  // ends never seen: forget them rather than grow
     uint64_t id = ++last_flow_id_;
     open_flows_[{pid, key}] = id;
-    writer_->flow(FxtFlow::Begin, pid, thread, ts, category, "flow", id);
+    writer_->flow(FxtFlow::Begin, pid, thread, ts, category, flow_ref_, id);
     return;
   }
   if (open == open_flows_.end()) {
@@ -265,7 +306,7 @@ void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, ui
     return;
   }
   bool end = point == DrawDecl::Flow::End;
-  writer_->flow(end ? FxtFlow::End : FxtFlow::Step, pid, thread, ts, category, "flow",
+  writer_->flow(end ? FxtFlow::End : FxtFlow::Step, pid, thread, ts, category, flow_ref_,
                 open->second);
   if (end)
     open_flows_.erase(open);

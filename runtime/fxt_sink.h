@@ -57,19 +57,25 @@ class FxtSink {
     DrawDecl::Flow flow_point;
     std::optional<RecordField> when;                    // drawn only where this byte is not 0
     std::vector<std::vector<std::string>> value_names;  // per argument; empty: none
+    // Pinned in the writer once: no event hashes these strings.
+    FxtRef category_ref{}, name_ref{};
+    std::vector<FxtRef> arg_refs{};  // by args
   };
 
   void draw(uint32_t probe, const unsigned char *bytes, size_t size);
   void name_thread(uint64_t pid, uint64_t tid);
   void learn_name(uint64_t pid, uint64_t tid);
-  void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
-                  const std::string &category, uint64_t key);
+  void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts, FxtRef category,
+                  uint64_t key);
   // A track keyed by a script's value: a thread of its own under the process.
   struct Track {
     uint64_t koid = 0;
     std::string name;
+    // Its counters' names, pinned: a plan's name -> "track-name plan-name".
+    mutable std::vector<std::pair<FxtRef, FxtRef>> counters{};
   };
   const Track &track(uint64_t pid, uint64_t key, const std::string &name);
+  FxtRef counter_name(const Track &track, const Plan &p);
   std::string process_name(uint64_t pid);
 
   std::string path_;
@@ -81,15 +87,39 @@ class FxtSink {
   // Names known by tid, and the name each drawn thread was given.
   std::unordered_map<uint64_t, std::string> names_, drawn_names_;
   std::unordered_set<uint64_t> named_processes_;
+  // Threads named lately and tasks whose names were learned lately: records
+  // come from a few threads at a time, and need no hash-set work again.
+  struct Task {
+    uint64_t pid = ~0ull, tid = ~0ull;
+    bool operator==(const Task &) const = default;
+  };
+  struct RecentTasks {
+    Task tasks[4];
+    size_t next = 0;
+    // Whether `t` is one of them; if not, it is now, in place of the oldest.
+    bool seen(Task t) {
+      for (const Task &known : tasks)
+        if (known == t)
+          return true;
+      tasks[next++ % 4] = t;
+      return false;
+    }
+  };
+  RecentTasks named_, learned_;
+  FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   std::vector<FxtArg> args_;                    // reused per event
   struct Pending {
     uint64_t ts;
-    uint32_t probe;
-    std::string bytes;
+    uint32_t probe, size;
+    size_t offset;  // of its bytes in arena_
   };
   std::vector<Pending> pending_;  // taken, not yet drawn
   size_t sorted_ = 0;             // the first sorted_ of them are in time order
+  // The pending records' bytes, one after another in the order taken, and
+  // those of records drawn since the last compaction (dead_ bytes of them).
+  std::vector<unsigned char> arena_, spare_;
+  size_t dead_ = 0;
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
       return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);

@@ -75,8 +75,8 @@ std::string_view clip(std::string_view s) {
 // stored. When every index is taken, a clock hand picks the victim: a slot
 // found again since the hand last passed gets a second chance (a new slot
 // has none yet, so a stream of one-off strings cannot flush out the hot
-// ones), and a slot used by the record being built (pinned == serial) is
-// never taken.
+// ones), and neither a slot used by the record being built (pinned ==
+// serial) nor a kept one is ever taken.
 template <class Key, uint32_t kSlots, uint32_t kIndexSize>
 class ClockTable {
  public:
@@ -85,6 +85,7 @@ class ClockTable {
     uint64_t hash = 0;
     uint64_t pinned = 0;
     bool used = false;
+    bool kept = false;  // never evicted
   };
 
   ClockTable() : slots_(kSlots + 1), index_(kIndexSize, 0) {}
@@ -127,6 +128,8 @@ class ClockTable {
   }
 
   const Key &key(uint32_t idx) const { return slots_[idx].key; }
+  // The caller keeps fewer than kSlots indices, so eviction finds a victim.
+  void keep(uint32_t idx) { slots_[idx].kept = true; }
 
  private:
   static constexpr size_t kMask = kIndexSize - 1;
@@ -136,7 +139,7 @@ class ClockTable {
     for (;;) {
       hand_ = hand_ % kSlots + 1;
       Slot &s = slots_[hand_];
-      if (s.pinned == serial) {
+      if (s.pinned == serial || s.kept) {
         continue;
       }
       if (s.used) {
@@ -179,12 +182,15 @@ struct ThreadKey {
 
 struct FxtWriter::StringTable : ClockTable<std::string, 32767, 65536> {};
 struct FxtWriter::ThreadTable : ClockTable<ThreadKey, 255, 512> {};
+// Room to evict whatever one record (at most 2 + 2 * kMaxArgs strings) needs.
+static_assert(FxtWriter::kMaxKept + 2 + 2 * FxtWriter::kMaxArgs < 32767);
 
 FxtWriter::FxtWriter(std::FILE *out)
     : out_(out),
       buf_(new uint64_t[kBufferWords]),
       strings_(new StringTable),
-      threads_(new ThreadTable) {
+      threads_(new ThreadTable),
+      pins_(1) {
   uint64_t *w = reserve(1);
   w[0] = le(kMagic);
   w = reserve(2);
@@ -244,6 +250,28 @@ uint64_t FxtWriter::string_ref(std::string_view s) {
   return idx;
 }
 
+FxtRef FxtWriter::pin(std::string_view s) {
+  s = clip(s);
+  auto [known, fresh] = pin_ids_.try_emplace(std::string(s), static_cast<uint32_t>(pins_.size()));
+  if (fresh) {
+    pins_.push_back({known->first, 0});
+  }
+  return {known->second};
+}
+
+// A pin's first use (or any use of an empty one, or of one beyond
+// kMaxKept): interned as any string, then kept if there is room.
+uint64_t FxtWriter::first_pinned_ref(uint32_t pin) {
+  Pin &p = pins_[pin];
+  uint64_t idx = string_ref(std::string_view(p.text));
+  if (idx && kept_ < kMaxKept) {
+    strings_->keep(static_cast<uint32_t>(idx));
+    p.idx = static_cast<uint32_t>(idx);
+    kept_++;
+  }
+  return idx;
+}
+
 uint64_t FxtWriter::thread_ref(uint64_t pid, uint64_t tid) {
   bool fresh;
   ThreadKey key{pid, tid};
@@ -279,9 +307,8 @@ void FxtWriter::thread(uint64_t pid, uint64_t tid, std::string_view name) {
   w[3] = le(pid);
 }
 
-void FxtWriter::event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts,
-                      std::string_view category, std::string_view name,
-                      const std::vector<FxtArg> &args, const uint64_t *extra) {
+void FxtWriter::event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts, Str category,
+                      Str name, const std::vector<FxtArg> &args, const uint64_t *extra) {
   serial_++;
   // Intern everything first: string and thread records must precede the
   // event, and the event is then written in one piece.
@@ -294,7 +321,7 @@ void FxtWriter::event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts,
   size_t words = 2 + (extra ? 1 : 0);
   for (size_t i = 0; i < nargs; i++) {
     const FxtArg &a = args[i];
-    uint64_t name_ref = string_ref(a.name) << 16;
+    uint64_t name_ref = (a.name_ref ? pinned_ref(a.name_ref.id) : string_ref(a.name)) << 16;
     uint64_t h = 0;
     bool wide = false;
     switch (a.kind) {
@@ -350,38 +377,74 @@ void FxtWriter::event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts,
 
 void FxtWriter::instant(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
                         std::string_view name, const std::vector<FxtArg> &args) {
-  event(kInstant, pid, tid, ts, category, name, args, nullptr);
+  event(kInstant, pid, tid, ts, {category}, {name}, args, nullptr);
 }
 
 void FxtWriter::begin(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
                       std::string_view name, const std::vector<FxtArg> &args) {
-  event(kBegin, pid, tid, ts, category, name, args, nullptr);
+  event(kBegin, pid, tid, ts, {category}, {name}, args, nullptr);
 }
 
 void FxtWriter::end(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
                     std::string_view name, const std::vector<FxtArg> &args) {
-  event(kEnd, pid, tid, ts, category, name, args, nullptr);
+  event(kEnd, pid, tid, ts, {category}, {name}, args, nullptr);
 }
 
 void FxtWriter::complete(uint64_t pid, uint64_t tid, uint64_t ts, uint64_t end_ts,
                          std::string_view category, std::string_view name,
                          const std::vector<FxtArg> &args) {
-  event(kComplete, pid, tid, ts, category, name, args, &end_ts);
+  event(kComplete, pid, tid, ts, {category}, {name}, args, &end_ts);
 }
 
 void FxtWriter::counter(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
                         std::string_view name, uint64_t counter_id,
                         const std::vector<FxtArg> &args) {
-  event(kCounter, pid, tid, ts, category, name, args, &counter_id);
+  event(kCounter, pid, tid, ts, {category}, {name}, args, &counter_id);
 }
+
+namespace {
+
+uint64_t flow_type(FxtFlow kind) {
+  return kind == FxtFlow::Begin ? kFlowBegin : kind == FxtFlow::Step ? kFlowStep : kFlowEnd;
+}
+
+const std::vector<FxtArg> kNoArgs;
+
+}  // namespace
 
 void FxtWriter::flow(FxtFlow kind, uint64_t pid, uint64_t tid, uint64_t ts,
                      std::string_view category, std::string_view name, uint64_t flow_id) {
-  uint64_t type = kind == FxtFlow::Begin  ? kFlowBegin
-                  : kind == FxtFlow::Step ? kFlowStep
-                                          : kFlowEnd;
-  static const std::vector<FxtArg> kNoArgs;
-  event(type, pid, tid, ts, category, name, kNoArgs, &flow_id);
+  event(flow_type(kind), pid, tid, ts, {category}, {name}, kNoArgs, &flow_id);
+}
+
+void FxtWriter::instant(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+                        const std::vector<FxtArg> &args) {
+  event(kInstant, pid, tid, ts, {{}, category.id}, {{}, name.id}, args, nullptr);
+}
+
+void FxtWriter::begin(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+                      const std::vector<FxtArg> &args) {
+  event(kBegin, pid, tid, ts, {{}, category.id}, {{}, name.id}, args, nullptr);
+}
+
+void FxtWriter::end(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+                    const std::vector<FxtArg> &args) {
+  event(kEnd, pid, tid, ts, {{}, category.id}, {{}, name.id}, args, nullptr);
+}
+
+void FxtWriter::complete(uint64_t pid, uint64_t tid, uint64_t ts, uint64_t end_ts, FxtRef category,
+                         FxtRef name, const std::vector<FxtArg> &args) {
+  event(kComplete, pid, tid, ts, {{}, category.id}, {{}, name.id}, args, &end_ts);
+}
+
+void FxtWriter::counter(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+                        uint64_t counter_id, const std::vector<FxtArg> &args) {
+  event(kCounter, pid, tid, ts, {{}, category.id}, {{}, name.id}, args, &counter_id);
+}
+
+void FxtWriter::flow(FxtFlow kind, uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category,
+                     FxtRef name, uint64_t flow_id) {
+  event(flow_type(kind), pid, tid, ts, {{}, category.id}, {{}, name.id}, kNoArgs, &flow_id);
 }
 
 }  // namespace mt

@@ -4,7 +4,9 @@
 // most 15 typed arguments. Nothing per event is allocated once the tables
 // are warm; memory is bounded whatever the trace length. Strings longer
 // than 32000 bytes are cut there (not inside a UTF-8 sequence); the empty
-// string is ref 0.
+// string is ref 0. Names used on every event (a plan's category, name and
+// argument names) can be pinned once (pin()): events that take an FxtRef
+// then neither hash nor compare them.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -12,9 +14,18 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace mt {
+
+// A string pinned in one FxtWriter by pin(). It is interned on its first
+// use and its index is then never evicted, so using it costs no hashing.
+// id 0 is no string: an FxtArg then names itself by `name`.
+struct FxtRef {
+  uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+};
 
 struct FxtArg {
   enum class Kind { Int, Uint, Pointer, String, Bool, Koid };
@@ -22,7 +33,8 @@ struct FxtArg {
   Kind kind = Kind::Uint;
   int64_t i = 0;
   uint64_t u = 0;  // Uint, Pointer, Koid, Bool
-  std::string_view text;
+  std::string_view text{};
+  FxtRef name_ref{};  // when set, the argument's name instead of `name`
 
   static FxtArg integer(std::string_view name, int64_t v);
   static FxtArg uinteger(std::string_view name, uint64_t v);
@@ -46,6 +58,12 @@ class FxtWriter {
   void process(uint64_t pid, std::string_view name);
   void thread(uint64_t pid, uint64_t tid, std::string_view name);
 
+  // Pins `s` (cut like every string): the same ref for the same string.
+  // At most kMaxKept strings keep their index for good; refs pinned beyond
+  // that still work, at the cost of an interning per use.
+  FxtRef pin(std::string_view s);
+  static constexpr size_t kMaxKept = 16384;  // of the 32767 indices
+
   // Events on the thread (pid, tid) at `ts` ns. Arguments beyond 15 are
   // dropped (and counted in dropped_args()).
   void instant(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
@@ -62,6 +80,19 @@ class FxtWriter {
   // A flow point, bound by Perfetto to the innermost slice open on the thread.
   void flow(FxtFlow kind, uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
             std::string_view name, uint64_t flow_id);
+  // The same, with pinned category and name.
+  void instant(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+               const std::vector<FxtArg> &args = {});
+  void begin(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+             const std::vector<FxtArg> &args = {});
+  void end(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+           const std::vector<FxtArg> &args = {});
+  void complete(uint64_t pid, uint64_t tid, uint64_t ts, uint64_t end_ts, FxtRef category,
+                FxtRef name, const std::vector<FxtArg> &args = {});
+  void counter(uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+               uint64_t counter_id, const std::vector<FxtArg> &args);
+  void flow(FxtFlow kind, uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
+            uint64_t flow_id);
 
   // Writes the buffered bytes and fflush()es the file.
   void flush();
@@ -80,10 +111,26 @@ class FxtWriter {
   struct ThreadTable;  // (pid, tid) refs, indices 1..255, clock eviction
   static constexpr size_t kBufferWords = 8192;  // 64 KiB
 
+  // A string given either way: pinned (pin != 0) or by its text.
+  struct Str {
+    std::string_view text;
+    uint32_t pin = 0;
+  };
+  struct Pin {
+    std::string text;
+    uint32_t idx = 0;  // its kept index, once used; 0 before, or beyond kMaxKept
+  };
+
   uint64_t string_ref(std::string_view s);
+  uint64_t string_ref(Str s) { return s.pin ? pinned_ref(s.pin) : string_ref(s.text); }
+  uint64_t pinned_ref(uint32_t pin) {
+    uint32_t idx = pins_[pin].idx;
+    return idx ? idx : first_pinned_ref(pin);
+  }
+  uint64_t first_pinned_ref(uint32_t pin);
   uint64_t thread_ref(uint64_t pid, uint64_t tid);
-  void event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,
-             std::string_view name, const std::vector<FxtArg> &args, const uint64_t *extra);
+  void event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts, Str category, Str name,
+             const std::vector<FxtArg> &args, const uint64_t *extra);
   uint64_t *reserve(size_t words);  // room for one record, counted in bytes_ and records_
   void write_buffer();
 
@@ -93,6 +140,9 @@ class FxtWriter {
   uint64_t serial_ = 0;  // the record being built: its strings must not be evicted
   std::unique_ptr<StringTable> strings_;
   std::unique_ptr<ThreadTable> threads_;
+  std::vector<Pin> pins_;  // by FxtRef id; [0] unused
+  std::unordered_map<std::string, uint32_t> pin_ids_;
+  size_t kept_ = 0;  // pins with a kept index
   uint64_t bytes_ = 0, records_ = 0, dropped_args_ = 0;
 };
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -307,6 +308,50 @@ TEST_F(FxtSinkTest, ReleaseHoldsBackRecordsNotOlderThanTheWatermark) {
   for (const auto *e : events(records))
     times.push_back(e->ts);
   EXPECT_EQ(times, (std::vector<uint64_t>{100, 200, 250, 300}));
+}
+
+// Many records held back across releases (the pending records' bytes are
+// moved together as drawn ones free their room): each is drawn once, in
+// time order, equal times in the order taken, with its own bytes.
+TEST_F(FxtSinkTest, RecordsHeldAcrossManyReleasesKeepTheirBytesAndOrder) {
+  auto layout = Layout().field("n", 8, FieldKind::Unsigned).field("s", 40, FieldKind::String).get();
+  uint64_t pid = self_pid(), tid = self_tid();
+  std::vector<std::pair<uint64_t, uint64_t>> fed;  // (ts, n)
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n", "s"})}}});
+    // Two streams, as from two CPUs: each in order, the second running
+    // behind, with times that meet; released up to the slower one.
+    uint64_t n = 0;
+    for (uint64_t step = 0; step < 400; step++) {
+      for (uint64_t k = 0; k < 20; k++) {
+        uint64_t ts = step * 100 + k * 5;
+        fed.emplace_back(ts, n);
+        feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", n).text("s", "r" + std::to_string(n)));
+        n++;
+        uint64_t behind = ts > 3000 ? ts - 3000 : 0;
+        fed.emplace_back(behind, n);
+        feed(sink, 0,
+             Rec(layout).at(behind, pid, tid).set("n", n).text("s", "r" + std::to_string(n)));
+        n++;
+      }
+      sink.release(step * 100 > 3000 ? step * 100 - 3000 : 0);
+    }
+    sink.release(~0ull);
+    EXPECT_EQ(sink.events(), fed.size());
+  }
+  std::stable_sort(fed.begin(), fed.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), fed.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < fed.size(); i++) {
+    const FxtArgValue *n = arg(*drawn[i], "n"), *s = arg(*drawn[i], "s");
+    wrong += drawn[i]->ts != fed[i].first || !n || n->u != fed[i].second || !s ||
+             s->text != "r" + std::to_string(fed[i].second);
+  }
+  EXPECT_EQ(wrong, 0u);
 }
 
 TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
@@ -832,6 +877,73 @@ TEST_F(FxtSinkTest, RenameBeforeTheDrawNamesTheThreadOnce) {
   auto t = objects(records, 2, kFakeTid);
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0]->name, "renamed");
+}
+
+// The sink remembers the threads it named lately, for runs of their
+// records: a rename in between must still reach the trace.
+TEST_F(FxtSinkTest, RunsOfOneThreadAreNamedOnceUnlessRenamed) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    auto named = [&](uint64_t tid, const std::string &comm) {
+      std::string rec = thread_name_record(1, kFakePid, tid, comm);
+      sink.thread_named(rec.data(), rec.size());
+    };
+    uint64_t ts = 0;
+    auto run = [&](uint64_t tid, int n) {
+      for (int i = 0; i < n; i++) {
+        ts++;
+        feed(sink, 0, Rec(layout).at(ts, kFakePid, tid).set("n", ts));
+      }
+    };
+    run(kFakeTid, 3);
+    run(kFakeTid2, 2);
+    run(kFakeTid, 1);
+    sink.release(~0ull);
+    named(kFakeTid, "a-1");  // the thread drawn last: a new thread object
+    run(kFakeTid, 2);
+    sink.release(~0ull);
+    named(kFakeTid, "a-2");  // again, with no other thread in between
+    run(kFakeTid, 2);
+    named(kFakeTid2, "b-1");  // not the last one drawn
+    run(kFakeTid, 1);
+    sink.release(~0ull);
+    named(kFakeTid2, "b-1");  // unchanged: nothing
+    run(kFakeTid2, 1);
+    named(kFakeTid, "a-3");  // renamed between its record and its draw
+    run(kFakeTid, 1);
+    sink.release(~0ull);
+    EXPECT_EQ(sink.events(), 13u);
+  }
+  auto records = read_clean();
+  auto names_of = [&](uint64_t tid) {
+    std::vector<std::string> names;
+    for (const auto *t : objects(records, 2, tid)) {
+      names.push_back(t->name);
+      EXPECT_EQ(process_of(*t), kFakePid);
+    }
+    return names;
+  };
+  EXPECT_EQ(names_of(kFakeTid),
+            (std::vector<std::string>{"tid " + std::to_string(kFakeTid), "a-1", "a-2", "a-3"}));
+  EXPECT_EQ(names_of(kFakeTid2),
+            (std::vector<std::string>{"tid " + std::to_string(kFakeTid2), "b-1"}));
+  EXPECT_EQ(objects(records, 1, kFakePid).size(), 1u);
+  // Each thread object comes before the events it names.
+  std::vector<std::pair<uint64_t, std::string>> drawn;  // (ts, name in force)
+  std::map<uint64_t, std::string> current;
+  for (const auto &r : records) {
+    if (r.type == 7 && r.object_type == 2)
+      current[r.koid] = r.name;
+    if (r.type == 4)
+      drawn.emplace_back(r.ts, current[r.tid]);
+  }
+  ASSERT_EQ(drawn.size(), 13u);
+  EXPECT_EQ(drawn[6].second, "a-1");   // ts 7, after the first rename
+  EXPECT_EQ(drawn[8].second, "a-2");   // ts 9
+  EXPECT_EQ(drawn[11].second, "b-1");  // ts 12
+  EXPECT_EQ(drawn[12].second, "a-3");  // ts 13
 }
 
 TEST_F(FxtSinkTest, LostRecordsAreACounterOfMoontracesOwnProcess) {

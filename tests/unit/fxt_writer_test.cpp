@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/fxt_format.h"
+#include "runtime/fxt_reader.h"
 
 namespace mt {
 
@@ -448,6 +449,136 @@ TEST(FxtWriter, EvictionSkipsTheStringsOfTheRecordBeingBuilt) {
   ASSERT_EQ(walked.events.size(), 2 * 32767u);
   EXPECT_EQ(walked.events.back().name, "B");
   EXPECT_EQ(walked.events.back().args[0].first, "A");
+}
+
+// The bytes of a MemFile, as runtime/fxt_reader reads them back.
+std::vector<FxtRecord> read_back(MemFile &f, FxtWriter &w) {
+  std::vector<uint64_t> words = f.words(w);
+  return read_fxt(std::string(reinterpret_cast<const char *>(words.data()), words.size() * 8));
+}
+
+size_t string_records(const std::vector<FxtRecord> &records, const std::string &text) {
+  size_t n = 0;
+  for (const auto &r : records)
+    n += r.type == 2 && r.name == text;
+  return n;
+}
+
+TEST(FxtWriter, PinnedRefsNameEventsLikeTheirText) {
+  MemFile f;
+  FxtWriter w(f.file());
+  FxtRef cat = w.pin("io_uring"), name = w.pin("submit"), arg = w.pin("user_data");
+  EXPECT_EQ(w.pin("io_uring").id, cat.id);  // the same string, the same ref
+  EXPECT_NE(name.id, cat.id);
+  EXPECT_EQ(w.records(), 2u);  // pinning alone writes nothing
+  FxtArg a = FxtArg::uinteger("", 7);
+  a.name_ref = arg;
+  w.instant(1, 2, 10, cat, name, {a, FxtArg::string("op", "READ")});
+  w.begin(1, 2, 20, cat, name);
+  w.end(1, 2, 30, cat, name);
+  w.complete(1, 2, 40, 50, cat, name, {a});
+  w.counter(1, 2, 60, cat, name, 3, {a});
+  w.flow(FxtFlow::Begin, 1, 2, 70, cat, w.pin("flow"), 9);
+  w.instant(1, 2, 80, "io_uring", "submit", {FxtArg::uinteger("user_data", 7)});
+  w.instant(1, 2, 90, FxtRef{}, w.pin(""));  // no ref and "": the empty string
+  auto records = read_back(f, w);
+  std::vector<const FxtRecord *> events;
+  for (const auto &r : records)
+    if (r.type == 4)
+      events.push_back(&r);
+  ASSERT_EQ(events.size(), 8u);
+  std::vector<int> types = {fxt::kInstant, fxt::kBegin,     fxt::kEnd,     fxt::kComplete,
+                            fxt::kCounter, fxt::kFlowBegin, fxt::kInstant, fxt::kInstant};
+  for (size_t i = 0; i < 7; i++) {
+    EXPECT_EQ(events[i]->event_type, types[i]) << i;
+    EXPECT_EQ(events[i]->category, "io_uring") << i;
+    EXPECT_EQ(events[i]->name, i == 5 ? "flow" : "submit") << i;
+    EXPECT_EQ(events[i]->pid, 1u);
+    EXPECT_EQ(events[i]->tid, 2u);
+  }
+  ASSERT_EQ(events[0]->args.size(), 2u);
+  EXPECT_EQ(events[0]->args[0].name, "user_data");
+  EXPECT_EQ(events[0]->args[0].u, 7u);
+  EXPECT_EQ(events[0]->args[1].name, "op");
+  EXPECT_EQ(events[0]->args[1].text, "READ");
+  EXPECT_EQ(events[3]->extra, 50u);
+  EXPECT_EQ(events[4]->extra, 3u);
+  EXPECT_EQ(events[5]->extra, 9u);
+  EXPECT_EQ(events[6]->args[0].name, "user_data");  // by text, the pinned string's ref
+  EXPECT_EQ(events[7]->category, "");
+  EXPECT_EQ(events[7]->name, "");
+  // Each string defined once, whether used pinned or by its text.
+  EXPECT_EQ(string_records(records, "io_uring"), 1u);
+  EXPECT_EQ(string_records(records, "submit"), 1u);
+  EXPECT_EQ(string_records(records, "user_data"), 1u);
+}
+
+TEST(FxtWriter, PinnedRefsSurviveEvictionOfTheWholeTable) {
+  MemFile f;
+  FxtWriter w(f.file());
+  FxtRef cat = w.pin("pinned-cat"), name = w.pin("pinned-name"), arg = w.pin("pinned-arg");
+  FxtArg a = FxtArg::uinteger("", 1);
+  a.name_ref = arg;
+  w.instant(1, 1, 0, cat, name, {a});
+  // Twice the table in other strings, each used twice so that the clock
+  // gives them a second chance over the pinned ones, unused all along.
+  for (int i = 0; i < 2 * 32767; i++) {
+    std::string s = "s" + std::to_string(i);
+    w.instant(1, 1, 1, s, s);
+  }
+  w.instant(1, 1, 2, cat, name, {a});
+  auto records = read_back(f, w);  // throws on a ref to an unset string
+  const FxtRecord *last = nullptr;
+  size_t others = 0;
+  for (const auto &r : records)
+    if (r.type == 4) {
+      if (r.ts == 1)
+        others += r.name == r.category && r.name[0] == 's';
+      last = &r;
+    }
+  EXPECT_EQ(others, 2 * 32767u);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->ts, 2u);
+  EXPECT_EQ(last->category, "pinned-cat");
+  EXPECT_EQ(last->name, "pinned-name");
+  ASSERT_EQ(last->args.size(), 1u);
+  EXPECT_EQ(last->args[0].name, "pinned-arg");
+  // Never evicted, so never defined again.
+  EXPECT_EQ(string_records(records, "pinned-cat"), 1u);
+  EXPECT_EQ(string_records(records, "pinned-name"), 1u);
+  EXPECT_EQ(string_records(records, "pinned-arg"), 1u);
+}
+
+TEST(FxtWriter, PinsBeyondTheKeptOnesStillResolve) {
+  MemFile f;
+  FxtWriter w(f.file());
+  size_t n = FxtWriter::kMaxKept + 100;
+  std::vector<FxtRef> refs;
+  for (size_t i = 0; i < n; i++)
+    refs.push_back(w.pin("p" + std::to_string(i)));
+  for (size_t i = 0; i < n; i++)
+    w.instant(1, 1, i, refs[i], refs[i]);
+  for (int i = 0; i < 40000; i++) {  // evicts whatever is not kept
+    std::string s = "s" + std::to_string(i);
+    w.instant(1, 1, 0, s, s);
+  }
+  for (size_t i = 0; i < n; i++)
+    w.instant(1, 1, i, refs[i], refs[i]);
+  auto records = read_back(f, w);
+  std::vector<std::string> names;
+  for (const auto &r : records)
+    if (r.type == 4 && r.name[0] == 'p') {
+      EXPECT_EQ(r.category, r.name);
+      names.push_back(r.name);
+    }
+  ASSERT_EQ(names.size(), 2 * n);
+  size_t wrong = 0;
+  for (size_t i = 0; i < 2 * n; i++)
+    wrong += names[i] != "p" + std::to_string(i % n);
+  EXPECT_EQ(wrong, 0u);
+  // The kept ones are defined once; those beyond kMaxKept again after eviction.
+  EXPECT_EQ(string_records(records, "p0"), 1u);
+  EXPECT_EQ(string_records(records, "p" + std::to_string(n - 1)), 2u);
 }
 
 TEST(FxtWriter, ThreadTableEvictionKeepsRefsRight) {
