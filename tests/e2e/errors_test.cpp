@@ -155,5 +155,16 @@ TEST_F(E2eErrors, VerifierRejectionNamesTheProbeLine) {
   EXPECT_TRUE(contains(r.err, "-- BEGIN PROG LOAD LOG --")) << r;
 }
 
+// The verifier's log comes whole, however long: its reason, on the last
+// line, is in the one-line error and at the end of the -v log.
+TEST_F(E2eErrors, LongVerifierLogsAreKeptWhole) {
+  auto r = run(mt({script("verifier_reject_long.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"verifier_reject_long.lua:3:", "verifier rejected", "ctx ptr"}));
+  r = run(mt({"-v", script("verifier_reject_long.lua")}));
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_GT(r.err.size(), 8192u) << r;
+  EXPECT_TRUE(contains(r.err, "-- END PROG LOAD LOG --")) << r;
+}
+
 }  // namespace
 }  // namespace e2e
