@@ -23,44 +23,19 @@
 #include "compiler/declaration.h"
 #include "runtime/fxt_sink.h"
 #include "runtime/record_decoder.h"
+#include "tests/record_layout.h"
 
 namespace {
 
 using namespace mt;
+using mt::testing::Layout;
 
 // Beyond any pid_max: /proc has no name for them, so naming costs no I/O.
 constexpr uint64_t kPid = 0x7fffff00;
 
-class Layout {
- public:
-  Layout() {
-    hidden("__probe", 4);
-    hidden("__ts");
-    hidden("__task");
-  }
-  Layout &field(const std::string &name, uint32_t size, FieldKind kind) {
-    return add(layout_.fields, name, size, kind);
-  }
-  Layout &hidden(const std::string &name, uint32_t size = 8) {
-    return add(layout_.hidden, name, size, FieldKind::Unsigned);
-  }
-  const RecordLayout &get() const { return layout_; }
-
- private:
-  Layout &add(std::vector<RecordField> &to, const std::string &name, uint32_t size,
-              FieldKind kind) {
-    to.push_back({name, layout_.size, size, kind});
-    layout_.size += (size + 7) / 8 * 8;
-    return *this;
-  }
-  RecordLayout layout_;
-};
-
 const RecordField &field_of(const RecordLayout &layout, const std::string &name) {
-  for (const auto *list : {&layout.fields, &layout.hidden})
-    for (const auto &f : *list)
-      if (f.name == name)
-        return f;
+  if (const RecordField *f = testing::field_named(layout, name))
+    return *f;
   std::fprintf(stderr, "no field %s\n", name.c_str());
   std::abort();
 }

@@ -27,10 +27,12 @@
 #include "runtime/fxt_reader.h"
 #include "runtime/record_decoder.h"
 #include "tests/fxt_validator.h"
+#include "tests/record_layout.h"
 
 namespace mt {
 namespace {
 
+using mt::testing::Layout;
 using mt::testing::perfetto_problems;
 
 using namespace mt::fxt;  // event and argument types as read_fxt reports them
@@ -52,33 +54,6 @@ std::string comm_of(uint64_t pid, uint64_t tid) {
   std::getline(in, name);
   return name;
 }
-
-// A record layout as BTF would give it: the generated header (__probe,
-// __ts, __task), then fields and hidden members, each 8-byte aligned.
-class Layout {
- public:
-  Layout() {
-    hidden("__probe", 4);
-    hidden("__ts");
-    hidden("__task");
-  }
-  Layout &field(const std::string &name, uint32_t size, FieldKind kind) {
-    return add(layout_.fields, name, size, kind);
-  }
-  Layout &hidden(const std::string &name, uint32_t size = 8) {
-    return add(layout_.hidden, name, size, FieldKind::Unsigned);
-  }
-  const RecordLayout &get() const { return layout_; }
-
- private:
-  Layout &add(std::vector<RecordField> &to, const std::string &name, uint32_t size,
-              FieldKind kind) {
-    to.push_back({name, layout_.size, size, kind});
-    layout_.size += (size + 7) / 8 * 8;
-    return *this;
-  }
-  RecordLayout layout_;
-};
 
 // The bytes of one record of a layout.
 class Rec {
@@ -102,10 +77,8 @@ class Rec {
 
  private:
   const RecordField &find(const std::string &name) const {
-    for (const auto *list : {&layout_.fields, &layout_.hidden})
-      for (const auto &f : *list)
-        if (f.name == name)
-          return f;
+    if (const RecordField *f = mt::testing::field_named(layout_, name))
+      return *f;
     ADD_FAILURE() << "no field " << name;
     return layout_.hidden[0];
   }
