@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 packages=(
   build-essential cmake pkg-config
   llvm-19-dev libclang-cpp19-dev libclang-19-dev   # in-process Clang, BPF backend
-  libbpf-dev libelf-dev zlib1g-dev                 # loading and attaching
+  libbpf-dev libelf-dev zlib1g-dev                 # loading and attaching; zlib also gzips traces
   liblua5.4-dev                                    # scripts
   liburing-dev libgtest-dev fio                    # workloads and tests
   nlohmann-json3-dev                               # tests parse -f json output

@@ -4,7 +4,8 @@
 # floor), perf record and bpftrace, on two workloads:
 #   fio: io_uring 4k random reads of a file in the page cache, QD 32;
 #   nop: build/tests/nop_storm N BATCH (io_uring NOPs, user_data 1..N).
-# For each tracer: throughput, ns added per request, lost events, output
+# moontrace also writes its trace gzipped (-o FILE.gz), as a variant of its
+# own. For each tracer: throughput, ns added per request, lost events, output
 # size and bytes per event, peak RSS and CPU of the tracer; then the
 # highest rate moontrace writes with zero loss. Prints a markdown report.
 #
@@ -262,6 +263,8 @@ VARIANTS = [
     ("mt_floor", "floor: moontrace, empty programs", "moontrace", mt_argv(empty), False),
     ("bt_floor", "floor: bpftrace, empty actions", "bpftrace", bt_floor, False),
     ("mt", "`moontrace uring`", "moontrace", mt_argv("uring", out=True), True),
+    # The same trace gzipped as it is written (-o FILE.gz).
+    ("mt_gz", "`moontrace uring -o ….fxt.gz`", "moontrace", mt_argv("uring", out=True), True),
     ("perf", "`perf record`", "perf", perf_argv, True),
     ("bt", "bpftrace printf", "bpftrace", bt_print, True),
 ]
@@ -383,7 +386,7 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
     label = f"{wkey}: {label}"
     w["prepare"]()
     wout = os.path.join(tmp, "workload.json")
-    path = out_path or os.path.join(tmp, f"{vkey}.out")
+    path = out_path or os.path.join(tmp, f"{vkey}.out" + (".gz" if vkey.endswith("_gz") else ""))
     for p in (path, path + ".ctl", path + ".ack"):
         if os.path.exists(p):
             os.unlink(p)
@@ -799,7 +802,7 @@ extra untraced run under `perf stat -e {IO_TPS} -e {SYS_TPS}`.
   `nop_storm {n} {batch}`
 - floor, moontrace: `moontrace -p PID bench/uring_empty.lua`
 - floor, bpftrace: `{bt_floor('PID', '')[2]}`
-- moontrace: `moontrace -p PID -o {os.path.dirname(tmp)}/….fxt uring`
+- moontrace: `moontrace -p PID -o {os.path.dirname(tmp)}/….fxt uring`, and with `-o ….fxt.gz`
 - perf: `{' '.join(perf_argv('PID', 'FILE'))}`
 - bpftrace: `bpftrace -o FILE -e '…'`, a printf of the fields uring.lua draws on each
   tracepoint, e.g. `{bt_print('PID', 'FILE')[4].splitlines()[2]}`""")

@@ -26,7 +26,8 @@ Engine options (before SCRIPT):
   -p, --pid PID         trace only process PID (and its children); with -c
                         too, a latency pair's stop is kept in any task when
                         its start was traced
-  -o, --output FILE     write the script's output to FILE
+  -o, --output FILE     write the script's output to FILE (a trace named
+                        *.gz is gzipped as it is written)
   -f, --format FORMAT   text (default) or json: one JSON object per line
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
                         (a glob, e.g. 'io_uring:*'); with -v (-lv) show

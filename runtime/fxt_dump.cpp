@@ -6,6 +6,7 @@
 
 #include "compiler/error.h"
 #include "runtime/fxt_reader.h"
+#include "runtime/gzip_file.h"
 
 namespace mt {
 namespace {
@@ -27,7 +28,12 @@ std::string read_whole_file(const std::string &path) {
 }  // namespace
 
 int dump_trace(const std::string &path, bool json, std::FILE *out) {
-  std::string bytes = read_whole_file(path);
+  std::string bytes;
+  try {
+    bytes = gunzip_if_gzipped(read_whole_file(path));
+  } catch (const Error &e) {
+    throw Error(path + ": " + e.what());
+  }
   try {
     // Records print as they are read: a trace cut short still shows what
     // it holds before the error. String and thread records only feed the

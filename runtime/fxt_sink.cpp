@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compiler/error.h"
+#include "runtime/gzip_file.h"
 
 namespace mt {
 
@@ -61,7 +62,7 @@ std::optional<RecordField> find(const std::vector<RecordField> &fields, const st
 }  // namespace
 
 FxtSink::FxtSink(const std::string &path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "wb");
+  file_ = is_gzip_path(path) ? open_gzip_file(path) : std::fopen(path.c_str(), "wb");
   if (!file_)
     throw Error("cannot write trace file " + path + ": " + std::strerror(errno));
   writer_ = std::make_unique<FxtWriter>(file_);

@@ -55,8 +55,8 @@ class FxtSink {
     std::vector<RecordField> args;
     std::optional<RecordField> duration, track, flow;
     DrawDecl::Flow flow_point;
-    std::optional<RecordField> when;                    // drawn only where this byte is not 0
-    std::vector<std::vector<std::string>> value_names;  // per argument; empty: none
+    std::optional<RecordField> when{};                    // drawn only where this byte is not 0
+    std::vector<std::vector<std::string>> value_names{};  // per argument; empty: none
     // Pinned in the writer once: no event hashes these strings.
     FxtRef category_ref{}, name_ref{};
     std::vector<FxtRef> arg_refs{};  // by args

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "runtime/event_stream.h"
 #include "runtime/fxt_dump.h"
 #include "runtime/fxt_sink.h"
+#include "runtime/gzip_file.h"
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_script.h"
 #include "runtime/output.h"
@@ -491,10 +493,18 @@ int run(const Options &options) {
   if (status_line)
     std::fputs("\r\033[K", stderr);  // the summary lines replace it
   if (trace) {
+    // Closed now: a gzipped trace is whole once its stream is finished.
     trace->release(UINT64_MAX);
-    trace->flush();
-    std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB) to %s\n",
-                 (unsigned long long)trace->events(), trace->bytes() / 1e6, trace->path().c_str());
+    uint64_t drawn = trace->events(), bytes = trace->bytes();
+    std::string path = trace->path();
+    trace.reset();
+    struct stat written {};
+    if (is_gzip_path(path) && stat(path.c_str(), &written) == 0)
+      std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s\n",
+                   (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str());
+    else
+      std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB) to %s\n",
+                   (unsigned long long)drawn, bytes / 1e6, path.c_str());
   }
   if (state.handler_error)
     throw *state.handler_error;
@@ -510,8 +520,6 @@ int run(const Options &options) {
   if (child && !child->exited())
     child->terminate();
   output.flush();
-  if (trace)
-    trace->flush();
   if (program)
     exit_leaving_teardown_behind();
   return 0;

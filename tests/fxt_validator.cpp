@@ -10,6 +10,7 @@
 
 #include "compiler/error.h"
 #include "runtime/fxt_format.h"
+#include "runtime/gzip_file.h"
 
 namespace mt::testing {
 namespace {
@@ -317,7 +318,8 @@ std::vector<std::string> perfetto_problems_in_file(const std::string &path) {
   std::stringstream bytes;
   bytes << f.rdbuf();
   try {
-    return perfetto_problems(read_fxt(bytes.str()));
+    // Perfetto opens a gzipped trace as the trace inside.
+    return perfetto_problems(read_fxt(gunzip_if_gzipped(bytes.str())));
   } catch (const Error &e) {
     return {path + ": " + e.what()};
   }

@@ -152,6 +152,29 @@ TEST_F(E2eUring, EveryRequestOfAKnownMixIsOneWholeFlow) {
   EXPECT_EQ(to_submit, 63u);
 }
 
+// -o FILE.gz writes the same trace gzipped, which Perfetto and dump open.
+TEST_F(E2eUring, TraceNamedGzIsGzipped) {
+  TempDir dir;
+  std::string file = dir.file("uring.fxt.gz");
+  auto r = run(mt({"-o", file, "-c", workload("uring_mix") + " 40 12 8 3", "uring"}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
+  EXPECT_TRUE(contains(r.err, "MB gzipped) to " + file)) << r;
+  std::string bytes = read_file(file);
+  ASSERT_GT(bytes.size(), 2u);
+  EXPECT_EQ(bytes.substr(0, 2), "\x1f\x8b");
+  EXPECT_GT(mt::gunzip_if_gzipped(bytes).size(), 3 * bytes.size());
+  Trace t = valid_trace(file);
+  EXPECT_EQ(t.flow_points(8), 63u);
+  EXPECT_EQ(t.flow_points(10), 63u);
+  auto dumped = run(mt({"dump", file}));
+  ASSERT_EQ(dumped.exit_code, 0) << dumped;
+  size_t submits = 0;
+  for (const auto &line : lines(dumped.out))
+    submits += contains(line, " io_uring/submit ");
+  EXPECT_EQ(submits, 63u) << dumped;
+}
+
 TEST_F(E2eUring, SamplingKeepsAboutThatShareOfRequestsEachWhole) {
   // 4000 requests at 10%: mean 400, sd 19; 6 sd either side.
   Trace t = trace_of(workload("nop_storm") + " 4000 16", {"--sample", "10"});

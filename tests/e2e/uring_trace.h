@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/fxt_reader.h"
+#include "runtime/gzip_file.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/fxt_validator.h"
 
@@ -66,7 +67,7 @@ inline Trace valid_trace(const std::string &file) {
   auto problems = mt::testing::perfetto_problems_in_file(file);
   EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
   Trace t;
-  t.records = mt::read_fxt(read_file(file));
+  t.records = mt::read_fxt(mt::gunzip_if_gzipped(read_file(file)));
   return t;
 }
 

@@ -1,0 +1,24 @@
+// Trace files compressed as they are written: a FILE* whose bytes become a
+// gzip stream (zlib, fastest level) on a thread of its own, so that the
+// reader draining the kernel's buffers does not wait for deflate. Perfetto
+// opens a gzipped trace of any kind it reads. fclose() finishes the stream
+// and waits for the thread; until then the file is not a complete gzip.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace mt {
+
+// Whether `path` names a gzipped file (it ends in ".gz").
+bool is_gzip_path(std::string_view path);
+
+// Opens (creates or truncates) `path` for writing through gzip; nullptr
+// with errno set if it cannot.
+std::FILE *open_gzip_file(const std::string &path);
+
+// The bytes of `bytes`, inflated if they are a gzip stream (magic 1f 8b),
+// or as they are; throws mt::Error if the stream is damaged.
+std::string gunzip_if_gzipped(std::string bytes);
+
+}  // namespace mt
