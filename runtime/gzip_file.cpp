@@ -55,7 +55,7 @@ class GzipStream {
   }
 
  private:
-  static constexpr size_t kMaxQueued = 64;  // of the writer's 64 KiB buffers: 4 MiB
+  static constexpr size_t kMaxQueued = 16;  // of the writer's 64 KiB buffers: 1 MiB
 
   void run() {
     for (;;) {
