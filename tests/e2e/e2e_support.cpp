@@ -159,6 +159,10 @@ Process::Process(const Command &c) {
     dup2(null, 0);
     dup2(out_fd_, 1);
     dup2(err_fd_, 2);
+    if (!c.cwd.empty() && chdir(c.cwd.c_str()) != 0) {
+      dprintf(2, "chdir %s: %s\n", c.cwd.c_str(), std::strerror(errno));
+      _exit(127);
+    }
     if (c.start_stopped)
       raise(SIGSTOP);
     execvpe(argv[0], argv.data(), envp.data());

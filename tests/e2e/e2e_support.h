@@ -28,6 +28,7 @@ struct Command {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env = {};  // set for the child
   bool start_stopped = false;  // SIGSTOP before exec; Process::resume() runs it
+  std::string cwd = {};        // where it runs; empty: the test's own directory
 };
 
 // moontrace ARGS..., and the same command run as user nobody (no caps).
