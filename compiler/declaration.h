@@ -128,7 +128,8 @@ struct Declaration {
   std::vector<MapDecl> maps;
   std::vector<AggregationDecl> aggregations;
   std::vector<LatencyDecl> latencies;
-  std::string trace_file;  // fxt{file=}: where drawings go ("" none; -o overrides)
+  std::string trace_file;           // fxt{file=}: where drawings go ("" none; -o overrides)
+  ScriptLocation trace_file_where;  // the fxt{} call that named it
 };
 
 const char *agg_kind_name(AggKind kind);

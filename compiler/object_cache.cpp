@@ -1,25 +1,66 @@
 #include "compiler/object_cache.h"
 
+#include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <cstring>
 
 #include "compiler/embedded_files.h"
+#include "compiler/error.h"
 #include "compiler/hash.h"
+#include "compiler/trusted_path.h"
 
 namespace mt {
 
+namespace {
+
+constexpr const char *kMagic = "moontrace object 1";
+
+std::string digest(const char *data, size_t size) {
+  return ContentHash().add(std::string_view(data, size)).hex();
+}
+
+std::string home_of_effective_user() {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) == 0 && found && found->pw_dir[0])
+    return found->pw_dir;
+  return "/tmp/moontrace-" + std::to_string(geteuid());
+}
+
+bool write_all(int fd, const std::string &bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// mkdir -p, every missing directory 0700.
+void make_directories(const std::string &dir) {
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    mkdir(dir.substr(0, pos).c_str(), 0700);
+  }
+}
+
+}  // namespace
+
 std::string ObjectCache::default_directory() {
-  if (const char *dir = std::getenv("MOONTRACE_CACHE"))
+  if (const char *dir = std::getenv("MOONTRACE_CACHE"); dir && *dir)
     return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"))
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
     return std::string(xdg) + "/moontrace";
-  const char *home = std::getenv("HOME");
-  return std::string(home ? home : "/tmp") + "/.cache/moontrace";
+  return home_of_effective_user() + "/.cache/moontrace";
 }
 
 std::string ObjectCache::key_for(const std::string &c_source) {
@@ -37,30 +78,94 @@ std::string ObjectCache::key_for(const std::string &c_source) {
   return hash.hex();
 }
 
+std::string ObjectCache::encode(const std::string &key, const std::vector<char> &object) {
+  std::string header = std::string(kMagic) + "\n" + key + "\n" +
+                       digest(object.data(), object.size()) + "\n" + std::to_string(object.size()) +
+                       "\n";
+  return header + std::string(object.begin(), object.end());
+}
+
+std::optional<std::vector<char>> ObjectCache::decode(const std::string &key,
+                                                     const std::string &bytes) {
+  // Four header lines: magic, key, digest, size.
+  size_t at = 0;
+  std::string lines[4];
+  for (auto &line : lines) {
+    size_t end = bytes.find('\n', at);
+    if (end == std::string::npos || end - at > 64)
+      return std::nullopt;
+    line = bytes.substr(at, end - at);
+    at = end + 1;
+  }
+  if (lines[0] != kMagic || lines[1] != key || lines[3] != std::to_string(bytes.size() - at))
+    return std::nullopt;
+  if (lines[2] != digest(bytes.data() + at, bytes.size() - at))
+    return std::nullopt;
+  return std::vector<char>(bytes.begin() + static_cast<long>(at), bytes.end());
+}
+
+UniqueFd ObjectCache::open_directory() const {
+  struct stat st;
+  if (stat(dir_.c_str(), &st) != 0 && errno == ENOENT)
+    return UniqueFd();
+  std::string verb = "use the object cache " + dir_;
+  std::vector<uid_t> owner = {geteuid()};
+  UniqueFd dir = open_trusted_directory(dir_, owner, verb);
+  // The directory itself: the effective user's, and no one else's to
+  // write, sticky or not (others could plant objects in a sticky one).
+  if (fstat(dir.get(), &st) != 0)
+    throw Error("cannot read " + dir_ + ": " + std::strerror(errno));
+  if (st.st_uid != geteuid())
+    refuse(verb, {dir_ + " belongs to another user (" + owner_and_mode(st) + ")",
+                  "set MOONTRACE_CACHE to a directory of your own or run with --no-cache"});
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    refuse(verb, {dir_ + " is writable by other users (" + owner_and_mode(st) + ")",
+                  "chmod 700 " + dir_});
+  return dir;
+}
+
 std::optional<std::vector<char>> ObjectCache::load(const std::string &key) const {
-  std::ifstream in(dir_ + "/" + key + ".o", std::ios::binary);
-  if (!in)
+  UniqueFd dir = open_directory();
+  if (!dir)
     return std::nullopt;
-  std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (data.size() < 4 || data[0] != 0x7f || data[1] != 'E')
+  std::string name = key + ".o", path = dir_ + "/" + name;
+  UniqueFd fd(openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd && errno == ENOENT)
     return std::nullopt;
-  return data;
+  struct stat st;
+  if (!fd && errno == ELOOP && fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    refuse("load the cached object " + path,
+           {path + " is a symbolic link (" + owner_and_mode(st) + ")", "remove it"});
+  if (!fd || fstat(fd.get(), &st) != 0)
+    throw Error("cannot read " + path + ": " + std::strerror(errno));
+  if (auto why = distrust_file(path, st, {geteuid()})) {
+    why->fix = "remove it (it is compiled again)";
+    refuse("load the cached object " + path, *why);
+  }
+  fcntl(fd.get(), F_SETFL, fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return decode(key, read_whole_file(fd.get(), path));
 }
 
 void ObjectCache::store(const std::string &key, const std::vector<char> &object) const {
-  for (size_t pos = 1; pos != std::string::npos;) {
-    pos = dir_.find('/', pos + 1);
-    mkdir(dir_.substr(0, pos).c_str(), 0755);
+  make_directories(dir_);
+  UniqueFd dir;
+  try {
+    dir = open_directory();
+  } catch (const Error &) {
+    return;  // refused when loading; with --no-cache, quietly not stored
   }
-  // Write then rename, so a concurrent reader never sees half a file.
-  std::string tmp = dir_ + "/" + key + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(object.data(), static_cast<std::streamsize>(object.size()));
-    if (!out)
-      return (void)unlink(tmp.c_str());
-  }
-  rename(tmp.c_str(), (dir_ + "/" + key + ".o").c_str());
+  if (!dir)
+    return;
+  // A name of our own, then rename: a reader never sees half an object.
+  std::string tmp = key + ".tmp." + std::to_string(getpid());
+  UniqueFd fd(
+      openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd)
+    return;
+  bool ok = fchmod(fd.get(), 0600) == 0 && write_all(fd.get(), encode(key, object));
+  ok &= close(fd.release()) == 0;
+  if (!ok || renameat(dir.get(), tmp.c_str(), dir.get(), (key + ".o").c_str()) != 0)
+    unlinkat(dir.get(), tmp.c_str(), 0);
 }
 
 }  // namespace mt

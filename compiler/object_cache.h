@@ -1,26 +1,51 @@
 // Compiled BPF objects on disk, keyed by (generated C, kernel BTF, engine
 // version), so a script that did not change starts without Clang.
+//
+// moontrace may run as root, and loading an object runs its code in the
+// kernel: the cache is trusted only when nobody but the effective user can
+// change it (the directory is theirs, 0700, below directories only root or
+// they can write; each object is theirs and not writable by others), and
+// each object carries its key and a digest of its bytes, checked on load.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/unique_fd.h"
+
 namespace mt {
 
 class ObjectCache {
  public:
-  // $MOONTRACE_CACHE, else $XDG_CACHE_HOME/moontrace, else ~/.cache/moontrace.
+  // $MOONTRACE_CACHE, else $XDG_CACHE_HOME/moontrace, else .cache/moontrace
+  // in the effective user's home from the password database (sudo may have
+  // kept the invoking user's $HOME).
   static std::string default_directory();
   explicit ObjectCache(std::string directory) : dir_(std::move(directory)) {}
 
   // The key for a generated source on this kernel.
   static std::string key_for(const std::string &c_source);
 
+  // The object stored for `key`, or nullopt when there is none or it is
+  // damaged or another key's. Throws mt::Error (one line, with the fix)
+  // when the directory or the object could have been changed by another
+  // user.
   std::optional<std::vector<char>> load(const std::string &key) const;
-  // Best effort: a cache that cannot be written only costs time.
+  // Writes the object 0600 (temporary file, then rename), creating the
+  // directory 0700. Best effort: a cache that cannot be written, or
+  // cannot be trusted, only costs time.
   void store(const std::string &key, const std::vector<char> &object) const;
 
+  // What a stored object holds: a header with the key and digest, then the
+  // object. Exposed for tests.
+  static std::string encode(const std::string &key, const std::vector<char> &object);
+  static std::optional<std::vector<char>> decode(const std::string &key, const std::string &bytes);
+
  private:
+  // The directory opened after every check; an empty fd when it does not
+  // exist. Throws mt::Error when it is not to be trusted.
+  UniqueFd open_directory() const;
+
   std::string dir_;
 };
 

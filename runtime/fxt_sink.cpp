@@ -61,17 +61,52 @@ std::optional<RecordField> find(const std::vector<RecordField> &fields, const st
 
 }  // namespace
 
-FxtSink::FxtSink(const std::string &path) : path_(path) {
-  file_ = is_gzip_path(path) ? open_gzip_file(path) : std::fopen(path.c_str(), "wb");
-  if (!file_)
-    throw Error("cannot write trace file " + path + ": " + std::strerror(errno));
+FxtSink::FxtSink(OutputFile file) : path_(file.path()), out_(std::move(file)) {
+  std::FILE *plain = out_.stream();
+  file_ = is_gzip_path(path_) ? gzip_stream(plain) : plain;
+  if (!file_) {
+    int error = errno;
+    std::fclose(plain);
+    throw Error("cannot write " + path_ + ": " + std::strerror(error));
+  }
   writer_ = std::make_unique<FxtWriter>(file_);
   flow_ref_ = writer_->pin("flow");
 }
 
+FxtSink::FxtSink(const std::string &path) : FxtSink(OutputFile::open(path)) {
+  commit();
+}
+
 FxtSink::~FxtSink() {
+  if (file_) {
+    writer_->flush();
+    std::fclose(file_);
+  }
+}
+
+void FxtSink::close() {
+  if (!file_)
+    return;
   writer_->flush();
-  std::fclose(file_);
+  errno = 0;
+  int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (closed != 0 && !close_error_)
+    close_error_ = errno ? errno : EIO;
+}
+
+int FxtSink::error() const {
+  return writer_->error() ? writer_->error() : close_error_;
+}
+
+std::string FxtSink::failure() const {
+  // A gzipped trace is whole only when its stream is finished: none of it
+  // counts as written if that failed.
+  uint64_t reached = writer_->records_written();
+  if (close_error_ && !writer_->error() && is_gzip_path(path_))
+    reached = 0;
+  return "cannot write " + path_ + ": " + std::strerror(error()) + " (" + std::to_string(reached) +
+         " of " + std::to_string(writer_->records()) + " records reached it)";
 }
 
 void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,

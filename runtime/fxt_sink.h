@@ -15,13 +15,17 @@
 #include "compiler/c_generator.h"
 #include "compiler/declaration.h"
 #include "runtime/fxt_writer.h"
+#include "runtime/output_file.h"
 #include "runtime/record_decoder.h"
 
 namespace mt {
 
 class FxtSink {
  public:
-  // Opens (creates or truncates) `path`; throws mt::Error if it cannot.
+  // Writes to `file` (gzipped if its name ends in .gz); commit() puts it
+  // in place once tracing has begun (see output_file.h).
+  explicit FxtSink(OutputFile file);
+  // The same for a path, in place at once; throws mt::Error if it cannot.
   explicit FxtSink(const std::string &path);
   ~FxtSink();
   FxtSink(const FxtSink &) = delete;
@@ -42,6 +46,14 @@ class FxtSink {
   // Records lost so far, as a counter track of moontrace's own process.
   void lost(uint64_t ts, uint64_t total);
   void flush() { writer_->flush(); }
+  void commit() { out_.commit(); }
+  // Writes what is buffered and closes the file (a gzip stream is then
+  // finished); error() tells whether that or any write failed.
+  void close();
+  // The first write error (an errno), 0 if none.
+  int error() const;
+  // "cannot write PATH: REASON (N of M records reached it)".
+  std::string failure() const;
 
   const std::string &path() const { return path_; }
   uint64_t bytes() const { return writer_->bytes(); }
@@ -79,7 +91,9 @@ class FxtSink {
   std::string process_name(uint64_t pid);
 
   std::string path_;
+  OutputFile out_;
   std::FILE *file_ = nullptr;
+  int close_error_ = 0;
   std::unique_ptr<FxtWriter> writer_;
   std::vector<std::vector<Plan>> plans_;               // by probe index
   std::vector<std::pair<uint32_t, uint32_t>> header_;  // offsets of __ts and __task, by probe

@@ -5,6 +5,7 @@
 #include "runtime/fxt_writer.h"
 
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 
@@ -212,20 +213,30 @@ uint64_t *FxtWriter::reserve(size_t words) {
   used_ += words;
   bytes_ += words * 8;
   records_++;
+  buffered_records_++;
   return w;
 }
 
 void FxtWriter::write_buffer() {
-  if (used_ > 0 && out_) {
-    std::fwrite(buf_.get(), 8, used_, out_);
+  // After the first error nothing more is written: the file stays whole up
+  // to the last buffer that reached it.
+  if (used_ > 0 && out_ && !error_) {
+    errno = 0;
+    if (std::fwrite(buf_.get(), 8, used_, out_) == used_)
+      records_written_ += buffered_records_;
+    else
+      error_ = errno ? errno : EIO;
   }
   used_ = 0;
+  buffered_records_ = 0;
 }
 
 void FxtWriter::flush() {
   write_buffer();
-  if (out_) {
-    std::fflush(out_);
+  if (out_ && !error_) {
+    errno = 0;
+    if (std::fflush(out_) != 0)
+      error_ = errno ? errno : EIO;
   }
 }
 

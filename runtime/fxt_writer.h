@@ -99,6 +99,10 @@ class FxtWriter {
   uint64_t bytes() const { return bytes_; }      // every byte emitted, buffered or not
   uint64_t records() const { return records_; }  // every record, the magic included
   uint64_t dropped_args() const { return dropped_args_; }
+  // The first write error (an errno; 0: none), and the records written
+  // before it (accepted by the FILE, which should be unbuffered).
+  int error() const { return error_; }
+  uint64_t records_written() const { return records_written_; }
 
   // Writes what is still buffered (without fflush) unless flush() came last;
   // the FILE stays open and belongs to the caller.
@@ -144,6 +148,8 @@ class FxtWriter {
   std::unordered_map<std::string, uint32_t> pin_ids_;
   size_t kept_ = 0;  // pins with a kept index
   uint64_t bytes_ = 0, records_ = 0, dropped_args_ = 0;
+  uint64_t buffered_records_ = 0, records_written_ = 0;
+  int error_ = 0;
 };
 
 }  // namespace mt

@@ -32,7 +32,7 @@ class GzipStream {
     std::unique_lock lock(mutex_);
     room_.wait(lock, [&] { return queue_.size() < kMaxQueued || failed_; });
     if (failed_) {
-      errno = EIO;
+      errno = error_;
       return -1;
     }
     queue_.emplace_back(data, data + size);
@@ -50,7 +50,12 @@ class GzipStream {
     thread_.join();
     deflateEnd(&z_);
     bool ok = !failed_;
-    ok &= std::fclose(out_) == 0;
+    errno = 0;
+    if (std::fclose(out_) != 0 && ok) {
+      ok = false;
+      error_ = errno ? errno : EIO;
+    }
+    errno = error_;
     return ok ? 0 : EOF;
   }
 
@@ -71,10 +76,14 @@ class GzipStream {
           room_.notify_one();
         }
       }
+      errno = 0;
       bool ok = deflate_out(chunk, last ? Z_FINISH : Z_NO_FLUSH);
       if (!ok || last) {
+        int error = errno ? errno : EIO;
         std::lock_guard lock(mutex_);
         failed_ |= !ok;
+        if (!ok)
+          error_ = error;
         room_.notify_all();
         return;
       }
@@ -106,6 +115,7 @@ class GzipStream {
   std::condition_variable ready_, room_;
   std::deque<std::vector<char>> queue_;
   bool closing_ = false, failed_ = false;
+  int error_ = 0;  // errno of the first failure
 };
 
 ssize_t cookie_write(void *cookie, const char *data, size_t size) {
@@ -127,8 +137,10 @@ bool is_gzip_path(std::string_view path) {
 
 std::FILE *open_gzip_file(const std::string &path) {
   std::FILE *out = std::fopen(path.c_str(), "wb");
-  if (!out)
-    return nullptr;
+  return out ? gzip_stream(out) : nullptr;
+}
+
+std::FILE *gzip_stream(std::FILE *out) {
   auto *stream = new GzipStream(out);
   cookie_io_functions_t io{};
   io.write = cookie_write;

@@ -16,6 +16,9 @@ bool is_gzip_path(std::string_view path);
 // Opens (creates or truncates) `path` for writing through gzip; nullptr
 // with errno set if it cannot.
 std::FILE *open_gzip_file(const std::string &path);
+// The same over `out`, which it then owns (fclose closes both); write
+// errors, the compressing thread's too, come back as the writes' errno.
+std::FILE *gzip_stream(std::FILE *out);
 
 // The bytes of `bytes`, inflated if they are a gzip stream (magic 1f 8b),
 // or as they are; throws mt::Error if the stream is damaged.

@@ -1,7 +1,10 @@
 #include "runtime/lua_script.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include "compiler/error.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/source_locator.h"
+#include "compiler/trusted_path.h"
 #include "runtime/aggregation_format.h"
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_json.h"
@@ -108,15 +112,17 @@ Error lua_error_to_one_line(const std::string &message) {
 }  // namespace
 
 ScriptSource load_script_source(const std::string &name) {
-  std::ifstream file(name);
-  if (file) {
-    std::stringstream text;
-    text << file.rdbuf();
-    return {name, text.str()};
+  // A file by that name, checked before it is read: moontrace may be root
+  // and the script someone else's to change.
+  struct stat st;
+  bool shipped_name = name.find('/') == std::string::npos;
+  if (stat(name.c_str(), &st) == 0 ? !(S_ISDIR(st.st_mode) && shipped_name) : errno != ENOENT) {
+    UniqueFd fd = open_trusted_file(name, script_owners());
+    return {name, read_whole_file(fd.get(), name)};
   }
   std::string builtin =
       name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
-  if (name.find('/') == std::string::npos)
+  if (shipped_name)
     if (const char *text = embedded_lua(builtin, kScriptFiles))
       return {builtin, text};
   throw Error("cannot read script '" + name +
@@ -506,6 +512,7 @@ struct LuaApi {
   static int fxt(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     self(L).decl_.trace_file = optional_string(L, 1, "file", "trace.fxt");
+    self(L).decl_.trace_file_where = caller(L);
     return 0;
   }
 

@@ -28,6 +28,7 @@
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_script.h"
 #include "runtime/output.h"
+#include "runtime/output_file.h"
 #include "runtime/probe_listing.h"
 #include "runtime/record_decoder.h"
 #include "runtime/script_params.h"
@@ -250,13 +251,17 @@ int run(const Options &options) {
     std::fputs(params_help(options.script, decl.params).c_str(), stdout);
     return 0;
   }
-  // Files open before anything is attached. A script that draws writes a
-  // trace, which -o names; its text then goes to stdout.
+  // Files open before anything is attached, under temporary names until
+  // tracing begins (output_file.h). A script that draws writes a trace,
+  // which -o names; its text then goes to stdout.
   std::unique_ptr<FxtSink> trace;
   if (!decl.trace_file.empty() && !options.emit_c)
-    trace = std::make_unique<FxtSink>(options.output.empty() ? decl.trace_file : options.output);
+    trace = std::make_unique<FxtSink>(
+        options.output.empty() ? OutputFile::open(decl.trace_file, OutputFile::Origin::Script,
+                                                  options.unsafe, decl.trace_file_where)
+                               : OutputFile::open(options.output));
   else if (!options.output.empty())
-    output.open(options.output);
+    output.open(OutputFile::open(options.output));
   args.check_all_used();
   for (const auto &notice : script.notices())
     std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
@@ -362,6 +367,10 @@ int run(const Options &options) {
       for (const auto &p : generated.probes)
         std::fprintf(stderr, "moontrace: attached %s\n", p.probe_name.c_str());
   }
+  // Tracing has begun: the output files take the place of earlier ones.
+  if (trace)
+    trace->commit();
+  output.commit();
   size_t attached = generated.probes.size();
   std::fprintf(stderr, "moontrace: attached %zu probe%s; Ctrl-C to stop\n", attached,
                attached == 1 ? "" : "s");
@@ -484,17 +493,22 @@ int run(const Options &options) {
       if (options.verbose)
         report_lost();
     }
-    if (std::ferror(output.file()))
-      break;
+    if (output.failed() || (trace && trace->error()))
+      break;  // reported below
   }
   if (events)
     events->drain();
   mark_loss();
   if (status_line)
     std::fputs("\r\033[K", stderr);  // the summary lines replace it
+  if (output.failed())
+    throw Error(output.failure());
   if (trace) {
     // Closed now: a gzipped trace is whole once its stream is finished.
     trace->release(UINT64_MAX);
+    trace->close();
+    if (trace->error())
+      throw Error(trace->failure());
     uint64_t drawn = trace->events(), bytes = trace->bytes();
     std::string path = trace->path();
     trace.reset();
@@ -513,13 +527,15 @@ int run(const Options &options) {
       script.call(u.decl_id);
   if (maps)
     print_at_exit(decl, script, output);
-  output.flush();
+  if (!output.flush())
+    throw Error(output.failure());
   if (maps)
     report_overflows(decl, *maps, options.verbose > 0);
   report_lost();
   if (child && !child->exited())
     child->terminate();
-  output.flush();
+  if (!output.flush())
+    throw Error(output.failure());
   if (program)
     exit_leaving_teardown_behind();
   return 0;
