@@ -109,18 +109,22 @@ UniqueFd ObjectCache::open_directory() const {
   if (stat(dir_.c_str(), &st) != 0 && errno == ENOENT)
     return UniqueFd();
   std::string verb = "use the object cache " + dir_;
-  std::vector<uid_t> owner = {geteuid()};
-  UniqueFd dir = open_trusted_directory(dir_, owner, verb);
   // The directory itself: the effective user's, and no one else's to
   // write, sticky or not (others could plant objects in a sticky one).
+  auto check_own = [&](const struct stat &st) {
+    if (st.st_uid != geteuid())
+      refuse(verb, {dir_ + " belongs to another user (" + owner_and_mode(st) + ")",
+                    "set MOONTRACE_CACHE to a directory of your own or run with --no-cache"});
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+      refuse(verb, {dir_ + " is writable by other users (" + owner_and_mode(st) + ")",
+                    "chmod 700 " + dir_});
+  };
+  if (S_ISDIR(st.st_mode))
+    check_own(st);  // first, for its own message; again once opened
+  UniqueFd dir = open_trusted_directory(dir_, {geteuid()}, verb, "the cache (MOONTRACE_CACHE)");
   if (fstat(dir.get(), &st) != 0)
     throw Error("cannot read " + dir_ + ": " + std::strerror(errno));
-  if (st.st_uid != geteuid())
-    refuse(verb, {dir_ + " belongs to another user (" + owner_and_mode(st) + ")",
-                  "set MOONTRACE_CACHE to a directory of your own or run with --no-cache"});
-  if (st.st_mode & (S_IWGRP | S_IWOTH))
-    refuse(verb, {dir_ + " is writable by other users (" + owner_and_mode(st) + ")",
-                  "chmod 700 " + dir_});
+  check_own(st);
   return dir;
 }
 

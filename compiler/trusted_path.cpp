@@ -82,13 +82,14 @@ std::string owner_and_mode(const struct stat &st) {
 }
 
 std::optional<Distrust> distrust_directory(const std::string &path, const struct stat &st,
-                                           const std::vector<uid_t> &owners) {
+                                           const std::vector<uid_t> &owners,
+                                           const std::string &moved) {
   if (st.st_uid != 0 && !trusted(st.st_uid, owners))
     return Distrust{path + " belongs to another user (" + owner_and_mode(st) + ")",
-                    "chown " + user_name(geteuid()) + " " + path + " or move the file"};
+                    "chown " + user_name(geteuid()) + " " + path + " or move " + moved};
   if (writable_by_others(st) && !(st.st_mode & S_ISVTX))
     return Distrust{path + " is writable by other users (" + owner_and_mode(st) + ")",
-                    "chmod go-w " + path + " or move the file"};
+                    "chmod go-w " + path + " or move " + moved};
   return std::nullopt;
 }
 
@@ -113,7 +114,7 @@ void refuse(const std::string &verb_and_subject, const Distrust &why) {
 }
 
 UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t> &owners,
-                                const std::string &verb_and_subject) {
+                                const std::string &verb_and_subject, const std::string &moved) {
   char resolved[PATH_MAX];
   if (!realpath(path.c_str(), resolved))
     cannot_read(path);
@@ -124,7 +125,7 @@ UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t
     struct stat st;
     if (!dir || fstat(dir.get(), &st) != 0)
       cannot_read(walked);
-    if (auto why = distrust_directory(walked, st, owners))
+    if (auto why = distrust_directory(walked, st, owners, moved))
       refuse(verb_and_subject, *why);
     if (start >= real.size())
       return dir;

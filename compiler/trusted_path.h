@@ -34,8 +34,10 @@ struct Distrust {
 // Why the directory `path` (stat `st`) lets a user other than root and
 // `owners` change what it holds; nullopt when it does not. Sticky
 // directories (/tmp) are writable by all yet keep others' files apart.
+// `moved` names what the fix moves ("the file").
 std::optional<Distrust> distrust_directory(const std::string &path, const struct stat &st,
-                                           const std::vector<uid_t> &owners);
+                                           const std::vector<uid_t> &owners,
+                                           const std::string &moved = "the file");
 // Why the file `path` may not be loaded: not a regular file, owned by no
 // one of `owners`, or writable by group or others.
 std::optional<Distrust> distrust_file(const std::string &path, const struct stat &st,
@@ -49,7 +51,8 @@ std::optional<Distrust> distrust_file(const std::string &path, const struct stat
 // following links (no race between check and use). Throws mt::Error
 // "refusing to VERB_AND_SUBJECT: ..." or "cannot read PATH: ...".
 UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t> &owners,
-                                const std::string &verb_and_subject);
+                                const std::string &verb_and_subject,
+                                const std::string &moved = "the file");
 
 // The regular file `path` opened for reading, after the same checks for
 // its directories and distrust_file() for the opened file itself.

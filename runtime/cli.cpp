@@ -26,7 +26,8 @@ Engine options (before SCRIPT):
   -p, --pid PID         trace only process PID (and its children); with -c
                         too, a latency pair's stop is kept in any task when
                         its start was traced
-  -o, --output FILE     write the script's output to FILE (a trace named
+  -o, --output FILE     write the script's output to FILE, 0600, in place of
+                        an earlier FILE once tracing begins (a trace named
                         *.gz is gzipped as it is written)
   -f, --format FORMAT   text (default) or json: one JSON object per line
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
@@ -37,13 +38,19 @@ Engine options (before SCRIPT):
                         lost events per interval, show verifier logs
       --emit-c          print the generated C and exit (no root needed)
       --no-cache        compile even if a cached object exists
-      --unsafe          give the script os, io, load, dofile and debug
+      --unsafe          give the script os, io, load, dofile and debug,
+                        and let fxt{file=} name a path outside the
+                        working directory
   -h, --help            show this help
   -V, --version         show the version
 
 Environment:
-  MOONTRACE_PATH        extra directories (':'-separated) for require
-  MOONTRACE_CACHE       compiled-object cache (default ~/.cache/moontrace)
+  MOONTRACE_PATH        extra directories (':'-separated) for require;
+                        modules there, like scripts, must be changeable
+                        only by root, you or the sudo user
+  MOONTRACE_CACHE       compiled-object cache, a 0700 directory of yours
+                        (default $XDG_CACHE_HOME/moontrace, else
+                        .cache/moontrace in your passwd home, not $HOME)
   MOONTRACE_BUFFER_KB   size of each per-CPU event buffer (default 4096)
 
 Ctrl-C or SIGTERM stops tracing; output is flushed and lost events are

@@ -51,6 +51,7 @@ struct Target {
   std::string path;
   bool direct = false;
   bool open_file = false;  // a /proc link to a file already open: followed
+  struct stat st {};       // what lstat() found there, when direct
 };
 
 // A link is followed only if someone trusted made it where nobody else can
@@ -85,7 +86,7 @@ Target resolve_command_line_name(const std::string &path) {
     if (S_ISDIR(st.st_mode))
       cannot_write(path, EISDIR);
     if (!S_ISLNK(st.st_mode))
-      return {current, !S_ISREG(st.st_mode)};
+      return {current, !S_ISREG(st.st_mode), false, st};
     check_link(path, current, st);
     // The kernel's own links name open files, not paths to replace.
     if (current.rfind("/proc/", 0) == 0)
@@ -115,7 +116,7 @@ Target resolve_script_name(const std::string &path, const UniqueFd &dir) {
                              "remove it, or name the trace with -o"});
   if (S_ISDIR(st.st_mode))
     cannot_write(path, EISDIR);
-  return {path, !S_ISREG(st.st_mode)};
+  return {path, !S_ISREG(st.st_mode), false, st};
 }
 
 UniqueFd open_directory(const std::string &dir, bool follow_links, const std::string &path) {
@@ -173,30 +174,32 @@ OutputFile OutputFile::open(const std::string &path, Origin origin, bool unsafe,
       target = resolve_command_line_name(path);
     }
     if (target.direct) {
-      // O_APPEND: the file behind a /proc link (stdout sent to a file with
-      // >>) is added to, not overwritten from its start.
       // A FIFO or device found by name must be someone trusted's (another
-      // user's FIFO in /tmp would read the trace); a /proc link is a file
-      // the user handed over already open.
+      // user's FIFO in /tmp would read the trace), checked before opening
+      // it (which waits for a FIFO's reader) and compared after; a /proc
+      // link is a file the user handed over already open. O_APPEND: the
+      // file behind such a link (stdout sent to a file with >>) is added
+      // to, not overwritten from its start.
       int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_APPEND;
-      if (target.open_file)
+      if (target.open_file) {
         out.fd_.reset(::open(target.path.c_str(), flags));
-      else
+      } else {
+        bool owned = false;
+        for (uid_t uid : script_owners())
+          owned |= target.st.st_uid == uid;
+        if (!owned && !S_ISCHR(target.st.st_mode))
+          refuse("write " + path,
+                 {target.path + " belongs to another user (" + owner_and_mode(target.st) + ")",
+                  "remove it or give another name"});
         out.fd_.reset(openat(out.dir_ ? out.dir_.get() : AT_FDCWD,
                              (out.dir_ ? base_of(target.path) : target.path).c_str(),
                              flags | O_NOFOLLOW));
-      if (!out.fd_)
-        cannot_write(path);
+      }
       struct stat st;
-      if (fstat(out.fd_.get(), &st) != 0)
+      if (!out.fd_ || fstat(out.fd_.get(), &st) != 0)
         cannot_write(path);
-      bool owned = false;
-      for (uid_t uid : script_owners())
-        owned |= st.st_uid == uid;
-      if (!owned && !S_ISCHR(st.st_mode) && !target.open_file)
-        refuse("write " + path,
-               {target.path + " belongs to another user (" + owner_and_mode(st) + ")",
-                "remove it or give another name"});
+      if (!target.open_file && (st.st_dev != target.st.st_dev || st.st_ino != target.st.st_ino))
+        cannot_write(path, EAGAIN);  // replaced while it was opened
       return out;
     }
     if (!from_script)
