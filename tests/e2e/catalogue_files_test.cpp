@@ -84,7 +84,11 @@ const std::vector<Case> kCases = {
               "is writable by other users (owner root uid 0, mode 0777); chmod go-w "
               "{dir}/cache-open or move the cache (MOONTRACE_CACHE)",
      .env = {{"MOONTRACE_CACHE", "{dir}/cache-open/c"}},
-     .setup = make_dir("cache-open", 0777)},
+     .setup =
+         [](const std::string &dir) {
+           make_dir("cache-open/c", 0700)(dir);
+           make_dir("cache-open", 0777)(dir);
+         }},
     {.name = "CacheInStickyTmpLikeDirectoryIsStillRefusedWhenOpen",
      .files = {{"t.lua", kProbeScript}},
      .args = {"t.lua"},
@@ -211,22 +215,22 @@ const std::vector<Case> kCases = {
     // Runs that fail before tracing leave earlier output untouched.
     {.name = "UnknownScriptOptionKeepsUringFxt",
      .args = {"uring", "--bogus"},
-     .error = "moontrace: uring.lua: unknown option '--bogus' (see moontrace uring --help)"},
+     .error = "moontrace: unknown script option '--bogus' (see the script's --help)"},
     {.name = "EngineOptionAfterTheScriptKeepsUringFxt",
      .args = {"uring", "-o", "uring.fxt"},
-     .error = "moontrace: uring.lua: unknown option '-o' (see moontrace uring --help)"},
+     .error = "moontrace: unknown script option '-o' (see the script's --help)"},
     {.name = "CompileErrorKeepsTheOutputFile",
      .files = {{"t.lua",
                 "fxt{}\nprobe(\"tracepoint:syscalls:sys_enter_getppid\", { filter = "
                 "\"nosuch > 1\" })\n"}},
      .args = {"-o", "uring.fxt", "t.lua"},
-     .error = "moontrace: t.lua:2:64: error: use of undeclared identifier 'nosuch'"},
+     .error = "moontrace: t.lua:2:60: error: use of undeclared identifier 'nosuch'"},
     {.name = "CompileErrorKeepsTextOutput",
      .files = {{"t.lua",
                 "probe(\"tracepoint:syscalls:sys_enter_getppid\", { filter = \"nosuch > "
                 "1\" })\n"}},
      .args = {"-o", "out.txt", "t.lua"},
-     .error = "moontrace: t.lua:1:57: error: use of undeclared identifier 'nosuch'"},
+     .error = "moontrace: t.lua:1:60: error: use of undeclared identifier 'nosuch'"},
 
     // Write errors.
     {.name = "OutputToAFullDevice",
