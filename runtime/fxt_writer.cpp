@@ -222,7 +222,8 @@ void FxtWriter::write_buffer() {
   // to the last buffer that reached it.
   if (used_ > 0 && out_ && !error_) {
     errno = 0;
-    if (std::fwrite(buf_.get(), 8, used_, out_) == used_)
+    // ferror() too: a cookie stream (gzip) may report a short write only so.
+    if (std::fwrite(buf_.get(), 8, used_, out_) == used_ && !std::ferror(out_))
       records_written_ += buffered_records_;
     else
       error_ = errno ? errno : EIO;
@@ -235,7 +236,7 @@ void FxtWriter::flush() {
   write_buffer();
   if (out_ && !error_) {
     errno = 0;
-    if (std::fflush(out_) != 0)
+    if (std::fflush(out_) != 0 || std::ferror(out_))
       error_ = errno ? errno : EIO;
   }
 }
