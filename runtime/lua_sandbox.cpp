@@ -1,5 +1,7 @@
 #include "runtime/lua_sandbox.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <lua.hpp>
@@ -30,6 +32,30 @@ int search_stdlib(lua_State *L) {
   return 2;
 }
 
+// The first file along `path` (Lua's "dir/?.lua;..." templates) that
+// exists for module `name` ("a.b" is a/b), or "" and in `tried` the files
+// that do not, as package.searchpath words them.
+std::string find_module(const std::string &name, const std::string &path, std::string &tried) {
+  std::string relative = name;
+  for (auto &c : relative)
+    if (c == '.')
+      c = '/';
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find(';', start);
+    if (end == std::string::npos)
+      end = path.size();
+    std::string file = path.substr(start, end - start);
+    start = end + 1;
+    for (size_t q; (q = file.find('?')) != std::string::npos;)
+      file.replace(q, 1, relative);
+    struct stat st;
+    if (!file.empty() && stat(file.c_str(), &st) == 0)
+      return file;
+    tried += (tried.empty() ? "no file '" : "\n\tno file '") + file + "'";
+  }
+  return "";
+}
+
 // package.searchers entry for Lua files along package.path. Unlike Lua's
 // own, it loads text only (bytecode is unchecked and could escape the
 // sandbox), and only files that nobody but root, the user and the sudo
@@ -38,11 +64,19 @@ int search_text_files(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   lua_getglobal(L, LUA_LOADLIBNAME);
   lua_getfield(L, -1, "path");
-  const char *path = lua_tostring(L, -1);
-  lua_getfield(L, -2, "searchpath");
-  lua_pushstring(L, name);
-  lua_pushstring(L, path ? path : "");
-  lua_call(L, 2, 2);  // filename or nil, message
+  // Found by stat(), not by opening as package.searchpath does: opening a
+  // FIFO planted where modules are looked for would wait for its writer.
+  {
+    std::string tried;
+    std::string found = find_module(name, lua_tostring(L, -1) ? lua_tostring(L, -1) : "", tried);
+    if (found.empty()) {
+      lua_pushnil(L);
+      lua_pushstring(L, tried.c_str());
+    } else {
+      lua_pushstring(L, found.c_str());
+      lua_pushnil(L);
+    }
+  }
   if (lua_isnil(L, -2))
     return 1;
   // C++ objects live in this block only: lua_error() longjmps past frames.

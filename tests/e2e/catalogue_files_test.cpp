@@ -146,6 +146,13 @@ const std::vector<Case> kCases = {
      .error = "moontrace: t.lua:1: refusing to load ./helper.lua: {dir}/helper.lua is writable "
               "by other users (owner root uid 0, mode 0666); chmod go-w {dir}/helper.lua",
      .setup = give("helper.lua", 0, 0666)},
+    {.name = "ModuleThatIsAFifoDoesNotHang",
+     .files = {{"t.lua", "require \"helper\"\n"}},
+     .args = {"t.lua"},
+     .error = "moontrace: t.lua:1: refusing to load ./helper.lua: {dir}/helper.lua is not a "
+              "regular file (owner nobody uid 65534, mode 0644); name a regular file",
+     .setup = fifo("helper.lua", kNobody),
+     .timeout_s = 10},
     {.name = "ModuleInAWorldWritableMoontracePathDirectory",
      .files = {{"t.lua", "require \"fmt2\"\n"}, {"mods/fmt2.lua", "return {}\n"}},
      .args = {"t.lua"},
