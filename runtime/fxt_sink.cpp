@@ -63,7 +63,7 @@ std::optional<RecordField> find(const std::vector<RecordField> &fields, const st
 
 FxtSink::FxtSink(OutputFile file) : path_(file.path()), out_(std::move(file)) {
   std::FILE *plain = out_.stream();
-  file_ = is_gzip_path(path_) ? gzip_stream(plain) : plain;
+  file_ = is_gzip_path(path_) ? gzip_stream(plain, &gzip_progress_) : plain;
   if (!file_) {
     int error = errno;
     std::fclose(plain);
@@ -100,11 +100,10 @@ int FxtSink::error() const {
 }
 
 std::string FxtSink::failure() const {
-  // A gzipped trace is whole only when its stream is finished: none of it
-  // counts as written if that failed.
-  uint64_t reached = writer_->records_written();
-  if (close_error_ && !writer_->error() && is_gzip_path(path_))
-    reached = 0;
+  // Gzipped, what reached the file is what the compressor wrote, which
+  // lags what was handed to it.
+  uint64_t reached = is_gzip_path(path_) ? writer_->records_within(gzip_progress_.bytes_written)
+                                         : writer_->records_written();
   return "cannot write " + path_ + ": " + std::strerror(error()) + " (" + std::to_string(reached) +
          " of " + std::to_string(writer_->records()) + " records reached it)";
 }

@@ -15,6 +15,7 @@
 #include "compiler/c_generator.h"
 #include "compiler/declaration.h"
 #include "runtime/fxt_writer.h"
+#include "runtime/gzip_file.h"
 #include "runtime/output_file.h"
 #include "runtime/record_decoder.h"
 
@@ -92,6 +93,7 @@ class FxtSink {
 
   std::string path_;
   OutputFile out_;
+  GzipProgress gzip_progress_;  // of file_, when gzipped
   std::FILE *file_ = nullptr;
   int close_error_ = 0;
   std::unique_ptr<FxtWriter> writer_;

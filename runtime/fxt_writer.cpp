@@ -4,6 +4,7 @@
 // nor builds a std::string per event.
 #include "runtime/fxt_writer.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -223,13 +224,24 @@ void FxtWriter::write_buffer() {
   if (used_ > 0 && out_ && !error_) {
     errno = 0;
     // ferror() too: a cookie stream (gzip) may report a short write only so.
-    if (std::fwrite(buf_.get(), 8, used_, out_) == used_ && !std::ferror(out_))
+    if (std::fwrite(buf_.get(), 8, used_, out_) == used_ && !std::ferror(out_)) {
       records_written_ += buffered_records_;
-    else
+      boundaries_[boundary_count_++ % kBoundaries] = {bytes_, records_written_};
+    } else
       error_ = errno ? errno : EIO;
   }
   used_ = 0;
   buffered_records_ = 0;
+}
+
+uint64_t FxtWriter::records_within(uint64_t bytes) const {
+  size_t known = std::min(boundary_count_, kBoundaries);
+  for (size_t i = 1; i <= known; i++) {
+    const auto &[end, records] = boundaries_[(boundary_count_ - i) % kBoundaries];
+    if (end <= bytes)
+      return records;
+  }
+  return 0;
 }
 
 void FxtWriter::flush() {

@@ -103,6 +103,10 @@ class FxtWriter {
   // before it (accepted by the FILE, which should be unbuffered).
   int error() const { return error_; }
   uint64_t records_written() const { return records_written_; }
+  // The records wholly within the first `bytes` bytes written (known for
+  // the last kBoundaries buffers; 0 before them): what reached a file
+  // that took only that much.
+  uint64_t records_within(uint64_t bytes) const;
 
   // Writes what is still buffered (without fflush) unless flush() came last;
   // the FILE stays open and belongs to the caller.
@@ -149,6 +153,10 @@ class FxtWriter {
   size_t kept_ = 0;  // pins with a kept index
   uint64_t bytes_ = 0, records_ = 0, dropped_args_ = 0;
   uint64_t buffered_records_ = 0, records_written_ = 0;
+  // (bytes, records) written when each of the last buffers ended, a ring.
+  static constexpr size_t kBoundaries = 64;
+  std::pair<uint64_t, uint64_t> boundaries_[kBoundaries] = {};
+  size_t boundary_count_ = 0;
   int error_ = 0;
 };
 

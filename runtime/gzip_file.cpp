@@ -20,7 +20,7 @@ namespace {
 // buffers behind it fill (and count what they lose) rather than memory.
 class GzipStream {
  public:
-  explicit GzipStream(std::FILE *out) : out_(out) {
+  GzipStream(std::FILE *out, GzipProgress *progress) : out_(out), progress_(progress) {
     std::memset(&z_, 0, sizeof(z_));
     // 15 + 16: a gzip header and trailer around the deflate stream.
     if (deflateInit2(&z_, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -77,7 +77,10 @@ class GzipStream {
         }
       }
       errno = 0;
-      bool ok = deflate_out(chunk, last ? Z_FINISH : Z_NO_FLUSH);
+      // Each chunk flushed: what reached the file inflates without the rest.
+      bool ok = deflate_out(chunk, last ? Z_FINISH : Z_SYNC_FLUSH);
+      if (ok && progress_)
+        progress_->bytes_written += chunk.size();
       if (!ok || last) {
         int error = errno ? errno : EIO;
         std::lock_guard lock(mutex_);
@@ -109,6 +112,7 @@ class GzipStream {
   }
 
   std::FILE *out_;
+  GzipProgress *progress_;
   z_stream z_;
   std::thread thread_;
   std::mutex mutex_;
@@ -140,8 +144,8 @@ std::FILE *open_gzip_file(const std::string &path) {
   return out ? gzip_stream(out) : nullptr;
 }
 
-std::FILE *gzip_stream(std::FILE *out) {
-  auto *stream = new GzipStream(out);
+std::FILE *gzip_stream(std::FILE *out, GzipProgress *progress) {
+  auto *stream = new GzipStream(out, progress);
   cookie_io_functions_t io{};
   io.write = cookie_write;
   io.close = cookie_close;

@@ -4,6 +4,8 @@
 // opens a gzipped trace of any kind it reads. fclose() finishes the stream
 // and waits for the thread; until then the file is not a complete gzip.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -16,9 +18,17 @@ bool is_gzip_path(std::string_view path);
 // Opens (creates or truncates) `path` for writing through gzip; nullptr
 // with errno set if it cannot.
 std::FILE *open_gzip_file(const std::string &path);
+// How much of what went through a gzip stream is in its file: the bytes,
+// before compression, whose compressed form was written. Each write is
+// flushed (Z_SYNC_FLUSH), so a reader inflates them without the rest.
+struct GzipProgress {
+  std::atomic<uint64_t> bytes_written{0};
+};
+
 // The same over `out`, which it then owns (fclose closes both); write
 // errors, the compressing thread's too, come back as the writes' errno.
-std::FILE *gzip_stream(std::FILE *out);
+// `progress`, if given, must outlive the stream.
+std::FILE *gzip_stream(std::FILE *out, GzipProgress *progress = nullptr);
 
 // The bytes of `bytes`, inflated if they are a gzip stream (magic 1f 8b),
 // or as they are; throws mt::Error if the stream is damaged.

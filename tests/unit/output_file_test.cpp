@@ -9,6 +9,7 @@
 
 #include "compiler/error.h"
 #include "runtime/fxt_sink.h"
+#include "runtime/fxt_writer.h"
 #include "runtime/output.h"
 #include "tests/unit/scratch_dir.h"
 
@@ -192,6 +193,31 @@ TEST_F(OutputFileTest, ATraceOnAFullDeviceFailsWithTheRecordsThatReachedIt) {
   EXPECT_EQ(sink.error(), ENOSPC);
   EXPECT_EQ(sink.failure(),
             "cannot write /dev/full: No space left on device (0 of 2 records reached it)");
+}
+
+}  // namespace
+}  // namespace mt
+
+namespace mt {
+namespace {
+
+TEST(FxtWriterProgress, RecordsWithinABytePrefixAreTheWholeOnes) {
+  std::FILE *f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  std::setvbuf(f, nullptr, _IONBF, 0);
+  {
+    FxtWriter w(f);
+    for (int i = 0; i < 20000; i++)
+      w.instant(1, 2, i, "cat", "name");
+    w.flush();
+    EXPECT_EQ(w.error(), 0);
+    EXPECT_EQ(w.records_written(), w.records());
+    EXPECT_EQ(w.records_within(w.bytes()), w.records());
+    EXPECT_LT(w.records_within(w.bytes() - 1), w.records());
+    EXPECT_GT(w.records_within(w.bytes() - 1), 0u);
+    EXPECT_EQ(w.records_within(0), 0u);
+  }
+  std::fclose(f);
 }
 
 }  // namespace
