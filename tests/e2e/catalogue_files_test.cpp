@@ -179,6 +179,15 @@ const std::vector<Case> kCases = {
      .error = "moontrace: t.lua:1: refusing to write uring.fxt.link: uring.fxt.link is a "
               "symbolic link (owner root uid 0, mode 0777); remove it, or name the trace with -o",
      .setup = link("uring.fxt.link", "out.txt")},
+    {.name = "UringFxtThatIsALink",
+     .args = {"uring"},
+     .error = "moontrace: uring.lua:28: refusing to write uring.fxt: uring.fxt is a symbolic "
+              "link (owner root uid 0, mode 0777); remove it, or name the trace with -o",
+     .setup =
+         [](const std::string &dir) {
+           must(unlink((dir + "/uring.fxt").c_str()) == 0, "unlink uring.fxt");
+           link("uring.fxt", "out.txt")(dir);
+         }},
     {.name = "FxtFileThroughALinkedDirectoryWithUnsafe",
      .files = {{"t.lua", "fxt{ file = \"ln/x.fxt\" }\n"}},
      .args = {"--unsafe", "t.lua"},

@@ -262,6 +262,10 @@ std::string TempDir::write(const std::string &name, const std::string &text) con
   std::string p = file(name);
   std::filesystem::create_directories(std::filesystem::path(p).parent_path());
   std::ofstream(p) << text;
+  // Whatever the umask: moontrace refuses scripts others could change.
+  std::filesystem::permissions(
+      p, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+             std::filesystem::perms::group_read | std::filesystem::perms::others_read);
   return p;
 }
 
