@@ -121,9 +121,11 @@ UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t
   std::string real = resolved;
   UniqueFd dir(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   std::string walked = "/";
+  if (!dir)
+    cannot_read(walked);
   for (size_t start = 1;;) {
     struct stat st;
-    if (!dir || fstat(dir.get(), &st) != 0)
+    if (fstat(dir.get(), &st) != 0)
       cannot_read(walked);
     if (auto why = distrust_directory(walked, st, owners, moved))
       refuse(verb_and_subject, *why);
@@ -134,7 +136,13 @@ UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t
       slash = real.size();
     std::string name = real.substr(start, slash - start);
     walked = real.substr(0, slash);
-    dir.reset(openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    int next = openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int error = errno;
+    dir.reset(next);
+    if (!dir) {
+      errno = error;
+      cannot_read(walked);
+    }
     start = slash + 1;
   }
 }
