@@ -248,6 +248,15 @@ const std::vector<Case> kCases = {
      .args = {"-o", "out.txt", "t.lua"},
      .error = "moontrace: t.lua:1:60: error: use of undeclared identifier 'nosuch'"},
 
+    {.name = "VerifierRejectionKeepsTheOutputFile",
+     .files = {{"t.lua",
+                "probe(\"tp_btf:io_uring_complete\", {\n"
+                "  capture = { bad = \"*((long *)args.ctx + 100000)\" },\n})\n"}},
+     .args = {"-o", "uring.fxt", "t.lua"},
+     .error = "moontrace: t.lua:1: the BPF verifier rejected the program for "
+              "tp_btf:io_uring_complete: access beyond struct io_ring_ctx at off 800000 size 8 "
+              "(run with -v for the kernel's log)"},
+
     // Write errors.
     {.name = "OutputToAFullDevice",
      .files = {{"t.lua",
