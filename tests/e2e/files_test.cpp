@@ -41,7 +41,7 @@ std::vector<std::string> objects_in(const std::string &dir) {
   return found;
 }
 
-class Files : public BpfTest {
+class E2eFiles : public BpfTest {
  protected:
   Command in_dir(std::vector<std::string> args) {
     Command c = mt(std::move(args));
@@ -52,7 +52,7 @@ class Files : public BpfTest {
   TempDir dir_;
 };
 
-TEST_F(Files, CacheIs0700WithObjects0600WhateverTheUmask) {
+TEST_F(E2eFiles, CacheIs0700WithObjects0600WhateverTheUmask) {
   dir_.write("t.lua", kProbeScript);
   mode_t old = umask(0);
   auto r = run(in_dir({"t.lua"}));
@@ -66,7 +66,7 @@ TEST_F(Files, CacheIs0700WithObjects0600WhateverTheUmask) {
   EXPECT_TRUE(contains(r.err, "using cached object")) << r;
 }
 
-TEST_F(Files, CachedObjectOfAnotherUserIsRefused) {
+TEST_F(E2eFiles, CachedObjectOfAnotherUserIsRefused) {
   dir_.write("t.lua", kProbeScript);
   ASSERT_EQ(run(in_dir({"t.lua"})).exit_code, 0);
   auto objects = objects_in(dir_.file("cache"));
@@ -79,7 +79,7 @@ TEST_F(Files, CachedObjectOfAnotherUserIsRefused) {
   EXPECT_EQ(run(in_dir({"--no-cache", "t.lua"})).exit_code, 0);
 }
 
-TEST_F(Files, DamagedCachedObjectIsCompiledAgain) {
+TEST_F(E2eFiles, DamagedCachedObjectIsCompiledAgain) {
   dir_.write("t.lua", kProbeScript);
   ASSERT_EQ(run(in_dir({"t.lua"})).exit_code, 0);
   auto objects = objects_in(dir_.file("cache"));
@@ -94,7 +94,7 @@ TEST_F(Files, DamagedCachedObjectIsCompiledAgain) {
   EXPECT_TRUE(contains(r.err, "using cached object")) << r;  // stored again, whole
 }
 
-TEST_F(Files, ATraceReplacesTheEarlierOneOnlyOnceTracingBegins) {
+TEST_F(E2eFiles, ATraceReplacesTheEarlierOneOnlyOnceTracingBegins) {
   dir_.write("uring.fxt", "an earlier run's trace");
   auto r = run(in_dir({"-c", workload("uring_demo"), "uring"}), 60s);
   ASSERT_EQ(r.exit_code, 0) << r;
@@ -104,7 +104,7 @@ TEST_F(Files, ATraceReplacesTheEarlierOneOnlyOnceTracingBegins) {
   EXPECT_EQ(objects_in(dir_.path().string()).size(), 2u);  // uring.fxt and cache: no leftovers
 }
 
-TEST_F(Files, WithDashOTheScriptsOwnNameIsNeitherUsedNorChecked) {
+TEST_F(E2eFiles, WithDashOTheScriptsOwnNameIsNeitherUsedNorChecked) {
   dir_.write(
       "t.lua",
       "fxt{ file = \"/etc/x.fxt\" }\nprobe(\"tracepoint:syscalls:sys_enter_getppid\")\nexit()\n");
@@ -114,14 +114,14 @@ TEST_F(Files, WithDashOTheScriptsOwnNameIsNeitherUsedNorChecked) {
   EXPECT_FALSE(fs::exists("/etc/x.fxt"));
 }
 
-TEST_F(Files, DashODevStdoutWritesToTheOutputItself) {
+TEST_F(E2eFiles, DashODevStdoutWritesToTheOutputItself) {
   dir_.write("t.lua", kPrintScript);
   auto r = run(in_dir({"-o", "/dev/stdout", "t.lua"}));
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(lines(r.out).size(), 20u) << r;
 }
 
-TEST_F(Files, ATrustedLinkAtDashOIsFollowed) {
+TEST_F(E2eFiles, ATrustedLinkAtDashOIsFollowed) {
   dir_.write("real.txt", "earlier");
   ASSERT_EQ(symlink("real.txt", dir_.file("out.txt").c_str()), 0);
   dir_.write("t.lua", kPrintScript);
@@ -131,7 +131,7 @@ TEST_F(Files, ATrustedLinkAtDashOIsFollowed) {
   EXPECT_TRUE(fs::is_symlink(dir_.file("out.txt")));
 }
 
-TEST_F(Files, UnderSudoOutputInTheUsersDirectoryIsTheirs) {
+TEST_F(E2eFiles, UnderSudoOutputInTheUsersDirectoryIsTheirs) {
   fs::create_directories(dir_.file("theirs"));
   ASSERT_EQ(chown(dir_.file("theirs").c_str(), kNobody, kNobody), 0);
   dir_.write("t.lua", kPrintScript);
@@ -166,7 +166,7 @@ class SmallFilesystem {
   bool mounted_ = false;
 };
 
-TEST_F(Files, AFullFilesystemEndsTheRunWithTheRecordsThatReachedIt) {
+TEST_F(E2eFiles, AFullFilesystemEndsTheRunWithTheRecordsThatReachedIt) {
   SmallFilesystem small(dir_.file("small"));
   ASSERT_TRUE(small.mounted());
   dir_.write("flood.lua", kFloodScript);
@@ -184,12 +184,12 @@ TEST_F(Files, AFullFilesystemEndsTheRunWithTheRecordsThatReachedIt) {
   }
 }
 
-TEST_F(Files, ATraceOnAFullDeviceFails) {
+TEST_F(E2eFiles, ATraceOnAFullDeviceFails) {
   auto r = run(in_dir({"-o", "/dev/full", "-c", workload("nop_storm") + " 1000", "uring"}), 60s);
   EXPECT_TRUE(one_line_error(r, {"cannot write /dev/full: No space left on device (0 of "}));
 }
 
-TEST_F(Files, AClosedPipeEndsTheRunWithOneLine) {
+TEST_F(E2eFiles, AClosedPipeEndsTheRunWithOneLine) {
   dir_.write("flood.lua", kFloodScript);
   Command c;
   c.argv = {"bash", "-c", "'" + moontrace() + "' flood.lua | true; exit ${PIPESTATUS[0]}"};
