@@ -128,11 +128,6 @@ const std::vector<Case> kCases = {
      .error = "moontrace: refusing to load shared/t.lua: {dir}/shared is writable by other users "
               "(owner root uid 0, mode 0777); chmod go-w {dir}/shared or move the file",
      .setup = give("shared", 0, 0777)},
-    {.name = "ScriptThatIsAFifo",
-     .args = {"t.lua"},
-     .error = "moontrace: refusing to load t.lua: {dir}/t.lua is not a regular file (owner "
-              "nobody uid 65534, mode 0644); name a regular file",
-     .setup = fifo("t.lua", kNobody)},
     {.name = "ModuleNextToTheScriptOfAnotherUser",
      .files = {{"t.lua", "local x = 1\nrequire \"helper\"\n"}, {"helper.lua", "return {}\n"}},
      .args = {"t.lua"},
