@@ -88,8 +88,10 @@ Target resolve_command_line_name(const std::string &path) {
     if (!S_ISLNK(st.st_mode))
       return {current, !S_ISREG(st.st_mode), false, st};
     check_link(path, current, st);
-    // The kernel's own links name open files, not paths to replace.
-    if (current.rfind("/proc/", 0) == 0)
+    // The kernel's own links (/dev/stdout leads to /proc/self/fd/1) name
+    // open files, not paths to replace.
+    char dir[PATH_MAX];
+    if (realpath(directory_of(current).c_str(), dir) && std::string(dir).rfind("/proc/", 0) == 0)
       return {current, true, true};
     char target[PATH_MAX];
     ssize_t n = readlink(current.c_str(), target, sizeof target - 1);
