@@ -227,8 +227,9 @@ void FxtWriter::write_buffer() {
     if (std::fwrite(buf_.get(), 8, used_, out_) == used_ && !std::ferror(out_)) {
       records_written_ += buffered_records_;
       boundaries_[boundary_count_++ % kBoundaries] = {bytes_, records_written_};
-    } else
+    } else {
       error_ = errno ? errno : EIO;
+    }
   }
   used_ = 0;
   buffered_records_ = 0;
