@@ -80,6 +80,17 @@ bool Output::flush() {
   return !error_;
 }
 
+bool Output::close() {
+  flush();
+  if (file_) {
+    int error = file_->close();
+    if (!error_)
+      error_ = error;
+    fd_ = -1;  // its number may be reused
+  }
+  return !error_;
+}
+
 std::string Output::failure() const {
   return "cannot write " + name_ + ": " + std::strerror(error_) + " (" + std::to_string(reached_) +
          " of " + std::to_string(records_) + " records reached it)";

@@ -34,6 +34,9 @@ class Output {
   void printed(const std::string &text);
   // Writes what is buffered; false once any write has failed.
   bool flush();
+  // Flushes and closes the -o file (stdout stays open); false once any
+  // write has failed. Nothing is written after.
+  bool close();
   bool failed() const { return error_ != 0; }
   // "cannot write PATH: REASON (N of M records reached it)".
   std::string failure() const;

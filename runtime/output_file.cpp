@@ -238,11 +238,18 @@ std::FILE *OutputFile::stream() const {
   if (!f) {
     int saved = errno;
     if (copy >= 0)
-      close(copy);
+      ::close(copy);
     cannot_write(path_, saved);
   }
   std::setvbuf(f, nullptr, _IONBF, 0);
   return f;
+}
+
+int OutputFile::close() {
+  if (!fd_)
+    return 0;
+  // EINTR: the file is closed all the same (Linux), and nothing was lost.
+  return ::close(fd_.release()) == 0 || errno == EINTR ? 0 : errno;
 }
 
 void OutputFile::commit() {

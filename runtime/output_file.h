@@ -42,6 +42,9 @@ class OutputFile {
   // written directly. Throws mt::Error if the rename fails.
   void commit();
   bool committed() const { return temp_name_.empty(); }
+  // Closes the file: 0, or the errno of a write error that only closing
+  // reported (as NFS may).
+  int close();
 
  private:
   OutputFile() = default;

@@ -534,7 +534,7 @@ int run(const Options &options) {
   report_lost();
   if (child && !child->exited())
     child->terminate();
-  if (!output.flush())
+  if (!output.close())
     throw Error(output.failure());
   if (program)
     exit_leaving_teardown_behind();
