@@ -106,9 +106,18 @@ std::optional<std::vector<char>> ObjectCache::decode(const std::string &key,
 
 UniqueFd ObjectCache::open_directory() const {
   struct stat st;
-  if (stat(dir_.c_str(), &st) != 0 && errno == ENOENT)
-    return UniqueFd();
   std::string verb = "use the object cache " + dir_;
+  if (stat(dir_.c_str(), &st) != 0 && errno == ENOENT) {
+    // Not made yet: where it would be made must be trusted all the same,
+    // or the first run would store where the next one refuses to load.
+    std::string above = dir_;
+    do {
+      size_t slash = above.find_last_of('/');
+      above = slash == std::string::npos ? "." : slash == 0 ? "/" : above.substr(0, slash);
+    } while (above != "/" && above != "." && stat(above.c_str(), &st) != 0);
+    open_trusted_directory(above, {geteuid()}, verb, "the cache (MOONTRACE_CACHE)");
+    return UniqueFd();
+  }
   // The directory itself: the effective user's, and no one else's to
   // write, sticky or not (others could plant objects in a sticky one).
   auto check_own = [&](const struct stat &st) {

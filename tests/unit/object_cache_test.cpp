@@ -119,6 +119,13 @@ TEST_F(ObjectCacheTest, RefusesACacheBelowADirectoryOthersCanWrite) {
             "refusing to use the object cache " + open + "/cache: " + open +
                 " is writable by other users (owner root uid 0, mode 0777); chmod go-w " + open +
                 " or move the cache (MOONTRACE_CACHE)");
+  // Not made yet, it is refused all the same: a first run must not store
+  // where the next one refuses to load.
+  ObjectCache later(open + "/later/cache");
+  EXPECT_EQ(error_of(later),
+            "refusing to use the object cache " + open + "/later/cache: " + open +
+                " is writable by other users (owner root uid 0, mode 0777); chmod go-w " + open +
+                " or move the cache (MOONTRACE_CACHE)");
 }
 
 TEST_F(ObjectCacheTest, DefaultDirectoryIsInTheEffectiveUsersHomeNotHome) {
