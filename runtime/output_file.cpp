@@ -168,6 +168,9 @@ OutputFile OutputFile::open(const std::string &path, Origin origin, bool unsafe,
   OutputFile out;
   out.path_ = path;
   try {
+    std::string base = base_of(path);
+    if (base.empty() || base == "." || base == "..")
+      cannot_write(path.empty() ? "''" : path, path.empty() ? ENOENT : EISDIR);
     Target target;
     if (from_script) {
       out.dir_ = open_directory(directory_of(path), false, path);

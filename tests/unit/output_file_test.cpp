@@ -70,6 +70,15 @@ TEST_F(OutputFileTest, WithoutCommitTheTemporaryFileIsRemovedAndTheTargetKept) {
   EXPECT_FALSE(std::filesystem::exists(dir_.file("new.fxt")));
 }
 
+TEST_F(OutputFileTest, NamesOfNoFileAreRefusedBeforeAnythingIsMade) {
+  EXPECT_EQ(error_of(""), "cannot write '': No such file or directory");
+  EXPECT_EQ(error_of(dir_.path() + "/"), "cannot write " + dir_.path() + "/: Is a directory");
+  EXPECT_EQ(error_of(dir_.path() + "/.."), "cannot write " + dir_.path() + "/..: Is a directory");
+  EXPECT_EQ(error_of("", OutputFile::Origin::Script, true),
+            "x.lua:3: cannot write '': No such file or directory");
+  EXPECT_EQ(entries(), 0u);
+}
+
 TEST_F(OutputFileTest, FilesAre0600WhateverTheUmask) {
   mode_t old = umask(0);
   OutputFile f = OutputFile::open(dir_.file("t.fxt"));
