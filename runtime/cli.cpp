@@ -3,9 +3,13 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "compiler/error.h"
+#include "runtime/child_process.h"
 
 namespace mt {
 
@@ -51,9 +55,31 @@ reported on stderr.
 )";
 }
 
+namespace {
+
+constexpr double kLongestDuration = 365.0 * 24 * 3600;  // a year, in seconds
+
+double parse_duration(const std::string &v) {
+  char *end;
+  double seconds = std::strtod(v.c_str(), &end);
+  // NaN fails both comparisons; inf and huge values the second.
+  if (v.empty() || *end || !(seconds > 0) || !(seconds <= kLongestDuration))
+    throw Error("invalid duration '" + v +
+                "' for --duration: expected seconds, more than 0 and at most 31536000 (a year)");
+  return seconds;
+}
+
+}  // namespace
+
 Options parse_command_line(int argc, char **argv) {
   Options o;
   int i = 1;
+  // Options that take one value: given twice, which one was meant?
+  std::set<std::string> given;
+  auto once = [&](const std::string &flag, const std::string &short_flag) {
+    if (!given.insert(short_flag).second)
+      throw Error("option " + flag + " is given twice; give it once");
+  };
   auto value = [&](const std::string &flag) -> std::string {
     if (i + 1 >= argc)
       throw Error("option " + flag + " needs a value");
@@ -81,29 +107,35 @@ Options parse_command_line(int argc, char **argv) {
       if (i + 1 < argc && argv[i + 1][0] != '-')
         o.list_pattern = argv[++i];
     } else if (a == "-f" || a == "--format") {
+      once(a, "-f");
       std::string v = arg();
       if (v != "text" && v != "json")
         throw Error("invalid output format '" + v + "' for -f: expected text or json");
       o.json = v == "json";
     } else if (a == "-c" || a == "--command") {
+      once(a, "-c");
       o.command = arg();
+      if (split_command(o.command).empty())
+        throw Error("option " + a + " needs a command to run, not '" + o.command + "'");
     } else if (a == "-p" || a == "--pid") {
+      once(a, "-p");
       std::string v = arg();
       char *end;
+      errno = 0;
       long pid = std::strtol(v.c_str(), &end, 10);
-      if (*end || pid <= 0)
+      if (v.empty() || *end || pid <= 0 || pid > INT_MAX || errno == ERANGE)
         throw Error("invalid pid '" + v + "' for -p");
       if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
         throw Error("no process with pid " + v + " (-p)");
       o.pid = static_cast<int>(pid);
     } else if (a == "-o" || a == "--output") {
+      once(a, "-o");
       o.output = arg();
+      if (o.output.empty())
+        throw Error("option " + a + " needs a file name");
     } else if (a == "--duration") {
-      std::string v = arg();
-      char *end;
-      o.duration = std::strtod(v.c_str(), &end);
-      if (*end || o.duration <= 0)
-        throw Error("invalid duration '" + v + "': expected seconds > 0");
+      once(a, "--duration");
+      o.duration = parse_duration(arg());
     } else if (a == "--emit-c") {
       o.emit_c = true;
     } else if (a == "--no-cache") {

@@ -65,6 +65,9 @@ FxtSink::FxtSink(const std::string &path) : path_(path) {
   file_ = is_gzip_path(path) ? open_gzip_file(path) : std::fopen(path.c_str(), "wb");
   if (!file_)
     throw Error("cannot write trace file " + path + ": " + std::strerror(errno));
+  // The writer hands over whole records 64 KiB at a time: written at once,
+  // a trace cut by SIGKILL ends on a record's end.
+  std::setvbuf(file_, nullptr, _IONBF, 0);
   writer_ = std::make_unique<FxtWriter>(file_);
   flow_ref_ = writer_->pin("flow");
 }
