@@ -26,17 +26,19 @@ SCRIPT is a file, or the name of a shipped script (e.g. demo).
 Engine options (before SCRIPT):
   -c, --command CMD     run CMD once the probes are attached, trace only it
                         (and its children), and stop when it exits; under
-                        sudo it runs as the invoking user
-  -p, --pid PID         trace only process PID (and its children); with -c
-                        too, a latency pair's stop is kept in any task when
-                        its start was traced
+                        sudo it runs as the invoking user; its failure is
+                        reported and becomes the exit status; with -f json
+                        its output goes to stderr
+  -p, --pid PID         trace only process PID (and its children) and stop
+                        when it exits; with -c too, a latency pair's stop is
+                        kept in any task when its start was traced
   -o, --output FILE     write the script's output to FILE (a trace named
                         *.gz is gzipped as it is written)
   -f, --format FORMAT   text (default) or json: one JSON object per line
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
                         (a glob, e.g. 'io_uring:*'); with -v (-lv) show
                         each probe's arguments and their types
-      --duration SECS   stop after SECS seconds
+      --duration SECS   stop after SECS seconds (at most a year)
   -v, --verbose         say which probes were chosen and attached, report
                         lost events per interval, show verifier logs
       --emit-c          print the generated C and exit (no root needed)
@@ -50,8 +52,14 @@ Environment:
   MOONTRACE_CACHE       compiled-object cache (default ~/.cache/moontrace)
   MOONTRACE_BUFFER_KB   size of each per-CPU event buffer (default 4096)
 
-Ctrl-C or SIGTERM stops tracing; output is flushed and lost events are
-reported on stderr.
+Ctrl-C, SIGTERM or SIGHUP stops tracing within a second: buffered events
+get half a second, end handlers one, output and traces are finished, and
+lost events are reported on stderr. Options that take a value are given
+once.
+
+Exit status: 0 when tracing ran; 1 on an error; 128 + signal when stopped
+before tracing began; with -c, the command's status when it failed (128 +
+signal when a signal killed it).
 )";
 }
 

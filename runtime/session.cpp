@@ -416,12 +416,17 @@ int run(const Options &options) {
           return false;
         }
         if (now >= state.process_until || stop_signal_count() > state.signals_at_stop) {
+          if (state.count_until == Clock::time_point::max())
+            state.count_until = now + kStopCounting;
           state.unprocessed++;
           return true;
         }
-      } else if (stop_signal() || (state.events % 64 == 0 && Clock::now() >= state.slice_end)) {
-        return false;  // let the loop see the stop, a due timer, the end of the duration
       }
+      // Taken, this record is processed; then the loop may have to see a
+      // stop, a due timer or the end of the duration.
+      bool keep_taking =
+          state.stopping ||
+          !(stop_signal() || (state.events % 64 == 0 && Clock::now() >= state.slice_end));
       int decl_id = generated.probes[id].decl_id;
       try {
         bool drawn = trace && trace->draws(id);
@@ -429,7 +434,7 @@ int run(const Options &options) {
           trace->record(id, data, size);
         if (script.has_handler(decl_id)) {
           if (state.failure)  // the script is broken: its handlers run no more
-            return true;
+            return state.stopping;
           script.call_event(decl_id,
                             [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
         } else if (drawn) {
@@ -448,7 +453,7 @@ int run(const Options &options) {
           state.failure = e;
         return state.stopping;  // while stopping, the next records are still drawn
       }
-      return true;
+      return keep_taking;
     };
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
@@ -643,13 +648,17 @@ int run(const Options &options) {
     cause = StopCause::Failure;
   }
 
-  // The stop: what the kernel buffered is delivered, in bounded time (see
-  // RunState); a second stop signal cuts a busy handler at once.
+  // The stop: what the kernel buffered is delivered. When it was asked for
+  // (a signal, --duration, an error), in bounded time (see RunState); when
+  // the work ended (the command or process exited, the script called
+  // exit()), all of it, unless a stop signal comes then. A stop signal
+  // cuts a busy handler at once.
   state.stopping = true;
-  auto stopped_at = Clock::now();
-  state.process_until = stopped_at + kStopProcessing;
-  state.count_until = state.process_until + kStopCounting;
   state.signals_at_stop = stop_signal_count();
+  if (cause == StopCause::Signal || cause == StopCause::Duration || cause == StopCause::Failure) {
+    state.process_until = Clock::now() + kStopProcessing;
+    state.count_until = state.process_until + kStopCounting;
+  }
   set_lua_limits(state.signals_at_stop, state.process_until);
   try {
     if (events)

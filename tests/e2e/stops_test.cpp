@@ -97,6 +97,15 @@ TEST_F(E2eStops, BusyHandlerUnderAStormHonoursSigint) {
   EXPECT_EQ(values_of(r.out, "handled").size(), 1u) << r;
 }
 
+// When the traced work ends by itself, every buffered event is handled,
+// however long that takes: only a requested stop is bounded.
+TEST_F(E2eStops, EndOfTheCommandHandlesEveryBufferedEvent) {
+  auto r = run(mt({"-c", workload("nop_storm") + " 1500", script("busy_handler.lua")}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "handled"), std::vector<uint64_t>{1500}) << r;
+  EXPECT_FALSE(contains(r.err, "not processed")) << r;
+}
+
 // Ctrl-C while Clang compiles: moontrace leaves at once, with 128 + signal,
 // and the -c command never runs.
 TEST_F(E2eStops, StopSignalDuringTheCompileLeavesAtOnce) {
