@@ -71,17 +71,6 @@ void drop_to_invoking_user() {
     _exit(126);
 }
 
-// What moontrace changed for itself (SIGPIPE ignored, stop handlers) is
-// not the traced program's business: it starts as a shell would start it.
-void restore_default_signals() {
-  for (int sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      signal(sig, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
 }  // namespace
 
 ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
@@ -97,7 +86,9 @@ ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
   if (pid_ == 0) {
     close(go[1]);
     close(error[0]);
-    restore_default_signals();
+    // It starts as a shell would start it: what moontrace changed for
+    // itself (SIGPIPE ignored, stop handlers) is not the command's business.
+    restore_inherited_signals();
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     char byte;
     if (read(go[0], &byte, 1) != 1)

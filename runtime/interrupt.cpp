@@ -9,6 +9,10 @@
 namespace mt {
 namespace {
 
+// The signals whose dispositions moontrace changes, and what they were.
+constexpr int kChangedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+struct sigaction g_inherited[NSIG];
+
 volatile sig_atomic_t g_first_signal = 0;
 volatile sig_atomic_t g_signal_count = 0;
 
@@ -45,15 +49,35 @@ void interrupt_hook(lua_State *L, lua_Debug *) {
 }  // namespace
 
 void install_stop_signal_handlers() {
+  for (int sig : kChangedSignals)
+    sigaction(sig, nullptr, &g_inherited[sig]);
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: a signal must wake the poll
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // Under nohup, or started in the background by a shell, moontrace
+    // ignores what it was told to ignore.
+    if (sig != SIGTERM && g_inherited[sig].sa_handler == SIG_IGN)
+      continue;
     sigaction(sig, &sa, nullptr);
+  }
   sa.sa_handler = on_child_signal;
   sigaction(SIGCHLD, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+}
+
+void restore_inherited_signals() {
+  for (int sig : kChangedSignals) {
+    struct sigaction sa = g_inherited[sig];
+    if (sa.sa_handler != SIG_IGN)
+      sa.sa_handler = SIG_DFL;
+    sa.sa_flags &= ~SA_SIGINFO;
+    sigaction(sig, &sa, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 int stop_signal() {

@@ -13,9 +13,14 @@ namespace mt {
 using StopClock = std::chrono::steady_clock;
 
 // Installs the handlers of the stop signals (no SA_RESTART: a signal
-// wakes a poll), a SIGCHLD handler that wakes it when a -c command exits,
-// and ignores SIGPIPE (a closed pipe is a write error, not a death).
+// wakes a poll; SIGINT and SIGHUP stay ignored when they were), a SIGCHLD
+// handler that wakes it when a -c command exits, and ignores SIGPIPE (a
+// closed pipe is a write error, not a death).
 void install_stop_signal_handlers();
+// In a child about to exec: the dispositions moontrace changed back to
+// what it inherited (the default, or ignored under nohup), nothing
+// blocked.
+void restore_inherited_signals();
 // The first stop signal received, or 0; how many have arrived.
 int stop_signal();
 int stop_signal_count();

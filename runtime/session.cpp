@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -207,9 +208,9 @@ int open_pidfd(int pid) {
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
 
-bool process_exited(int pidfd) {
-  if (pidfd < 0)
-    return true;
+bool process_exited(int pidfd, int pid) {
+  if (pidfd < 0)  // gone already, or a kernel without pidfd_open (before 5.3)
+    return kill(pid, 0) != 0 && errno == ESRCH;
   pollfd p{pidfd, POLLIN, 0};
   return poll(&p, 1, 0) > 0;
 }
@@ -572,7 +573,7 @@ int run(const Options &options) {
       return StopCause::Duration;
     if (child && child->exited())
       return StopCause::CommandExited;
-    if (options.pid && process_exited(pidfd))
+    if (options.pid && process_exited(pidfd, options.pid))
       return StopCause::TargetExited;
     if (std::ferror(output.file()))
       return StopCause::Failure;
@@ -645,6 +646,10 @@ int run(const Options &options) {
   } catch (const Error &e) {
     if (!state.failure)
       state.failure = e;
+    cause = StopCause::Failure;
+  } catch (const std::exception &e) {
+    if (!state.failure)
+      state.failure = Error(e.what());
     cause = StopCause::Failure;
   }
 
