@@ -2,6 +2,7 @@
 // Lua handler under a storm of events, a stop during the compile, a Lua
 // error, SIGKILL; the -c command's end and the -p process's exit.
 #include <signal.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -26,6 +27,25 @@ double seconds_since(Clock::time_point t) {
 // before exec; the test ends it.
 Command endless_storm() {
   return {{workload("nop_storm"), "4000000000", "32"}, {}, true};
+}
+
+// Inflates a gzip stream that may end anywhere: what its blocks hold.
+std::string inflate_cut_gzip(std::string gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+  z.next_in = reinterpret_cast<Bytef *>(gz.data());
+  z.avail_in = static_cast<uInt>(gz.size());
+  std::string out;
+  char buf[1 << 16];
+  int ret;
+  do {
+    z.next_out = reinterpret_cast<Bytef *>(buf);
+    z.avail_out = sizeof(buf);
+    ret = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - z.avail_out);
+  } while (ret == Z_OK);
+  inflateEnd(&z);
+  return out;
 }
 
 size_t instants_named(const std::string &path, const std::string &name) {
@@ -180,6 +200,29 @@ TEST_F(E2eStops, SigkillLeavesAReadableTrace) {
   EXPECT_EQ(completes, 20000u);
   auto dump = run(mt({"dump", dir.file("t.fxt")}));
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
+}
+
+// A gzipped trace is flushed to a block's end every second: what a
+// SIGKILL leaves inflates (without its end) to every record.
+TEST_F(E2eStops, SigkillLeavesAnInflatableGzippedTrace) {
+  TempDir dir;
+  Process storm(stopped_nop_storm(20000));
+  Process tracer(mt({"-o", dir.file("t.fxt.gz"), script("draw_complete.lua"), "--target",
+                     std::to_string(storm.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  ASSERT_EQ(storm.wait(10s).exit_code, 0);
+  std::this_thread::sleep_for(3500ms);
+  tracer.signal(SIGKILL);
+  tracer.wait(10s);
+  std::string trace = inflate_cut_gzip(read_file(dir.file("t.fxt.gz")));
+  EXPECT_EQ(trace.size() % 8, 0u);
+  size_t completes = 0;
+  ASSERT_NO_THROW({
+    for (const auto &rec : mt::read_fxt(trace))
+      completes += rec.type == 4 && rec.name == "complete";
+  });
+  EXPECT_EQ(completes, 20000u);
 }
 
 // The -c command's failure is reported and becomes moontrace's status.
