@@ -145,10 +145,11 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
 enum class StopCause { None, Signal, Duration, ScriptExit, CommandExited, TargetExited, Failure };
 
 // How records are taken: while tracing, each poll or drain hands back
-// control at least every 100 ms (to run timers and notice a stop); after a
-// stop, buffered records are processed for 0.5 s, then only counted for
-// 0.5 s more, so that a slow handler under a storm of events cannot hold
-// the stop back.
+// control at least every 100 ms (to run timers and notice a stop). After a
+// requested stop, buffered records are processed for 0.5 s, then only
+// counted for 0.5 s more, so that a slow handler under a storm of events
+// cannot hold the stop back; after the traced work ended by itself, all
+// are processed unless a stop signal comes.
 struct RunState {
   uint64_t events = 0;
   uint64_t unprocessed = 0;      // taken after the stop's time ran out, or whose handler was cut
