@@ -56,9 +56,10 @@ void install_stop_signal_handlers() {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: a signal must wake the poll
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    // Under nohup, or started in the background by a shell, moontrace
-    // ignores what it was told to ignore.
-    if (sig != SIGTERM && g_inherited[sig].sa_handler == SIG_IGN)
+    // Under nohup a hangup is no stop. SIGINT is always one, even when a
+    // shell started moontrace in the background with it ignored: scripts
+    // stop a tracer with kill -INT.
+    if (sig == SIGHUP && g_inherited[sig].sa_handler == SIG_IGN)
       continue;
     sigaction(sig, &sa, nullptr);
   }

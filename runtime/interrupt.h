@@ -13,7 +13,7 @@ namespace mt {
 using StopClock = std::chrono::steady_clock;
 
 // Installs the handlers of the stop signals (no SA_RESTART: a signal
-// wakes a poll; SIGINT and SIGHUP stay ignored when they were), a SIGCHLD
+// wakes a poll; SIGHUP stays ignored under nohup), a SIGCHLD
 // handler that wakes it when a -c command exits, and ignores SIGPIPE (a
 // closed pipe is a write error, not a death).
 void install_stop_signal_handlers();
