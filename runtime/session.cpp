@@ -283,6 +283,47 @@ void report_overflows(const Declaration &decl, KernelMaps &maps, bool verbose) {
   }
 }
 
+// Draws what is pending and closes the trace: a gzipped trace is whole
+// once its stream is finished. Returns the line that tells what it holds.
+std::string finish_trace(std::unique_ptr<FxtSink> trace) {
+  trace->release(UINT64_MAX);
+  uint64_t drawn = trace->events(), bytes = trace->bytes();
+  std::string path = trace->path();
+  trace.reset();
+  struct stat written {};
+  char line[512];
+  if (is_gzip_path(path) && stat(path.c_str(), &written) == 0)
+    std::snprintf(line, sizeof line, "wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s",
+                  (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str());
+  else
+    std::snprintf(line, sizeof line, "wrote %llu drawn events (%.1f MB) to %s",
+                  (unsigned long long)drawn, bytes / 1e6, path.c_str());
+  return line;
+}
+
+// Runs the end handlers once tracing stopped. They get a second; a stop
+// signal after the one that stopped tracing cuts them at once. Returns
+// the error that ended them, or "".
+std::string run_end_handlers(const Resolution &resolution, LuaScript &script) {
+  int signals_before = stop_signal_count();
+  set_lua_limits(signals_before, Clock::now() + kEndHandlersTime);
+  for (const auto &u : resolution.user) {
+    if (u.name.kind != ProbeKind::End)
+      continue;
+    try {
+      script.call(u.decl_id);
+    } catch (const LuaInterrupted &cut) {
+      return cut.where + (stop_signal_count() > signals_before
+                              ? "the end handler was interrupted by a stop signal"
+                              : "the end handler was stopped: still running 1 s after tracing "
+                                "stopped");
+    } catch (const Error &e) {
+      return e.located();
+    }
+  }
+  return "";
+}
+
 int run(const Options &options) {
   if (options.help) {
     std::fputs(usage_text(), stdout);
@@ -676,23 +717,7 @@ int run(const Options &options) {
   }
   if (status_line)
     std::fputs("\r\033[K", stderr);  // the summary lines replace it
-  std::string wrote;
-  if (trace) {
-    // Closed now: a gzipped trace is whole once its stream is finished.
-    trace->release(UINT64_MAX);
-    uint64_t drawn = trace->events(), bytes = trace->bytes();
-    std::string path = trace->path();
-    trace.reset();
-    struct stat written {};
-    char line[512];
-    if (is_gzip_path(path) && stat(path.c_str(), &written) == 0)
-      std::snprintf(line, sizeof line, "wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s",
-                    (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str());
-    else
-      std::snprintf(line, sizeof line, "wrote %llu drawn events (%.1f MB) to %s",
-                    (unsigned long long)drawn, bytes / 1e6, path.c_str());
-    wrote = line;
-  }
+  std::string wrote = trace ? finish_trace(std::move(trace)) : "";
   if (state.failure) {
     // The trace is finished; the error comes first, the trace kept after.
     output.flush();
@@ -711,30 +736,8 @@ int run(const Options &options) {
   if (!wrote.empty())
     std::fprintf(stderr, "moontrace: %s\n", wrote.c_str());
 
-  // End handlers get a second; a stop signal after the one that stopped
-  // tracing cuts them at once.
-  int exit_code = 0;
-  std::string end_error;
-  int signals_before_end = stop_signal_count();
-  set_lua_limits(signals_before_end, Clock::now() + kEndHandlersTime);
-  for (const auto &u : resolution.user) {
-    if (u.name.kind != ProbeKind::End)
-      continue;
-    try {
-      script.call(u.decl_id);
-    } catch (const LuaInterrupted &cut) {
-      end_error = cut.where + (stop_signal_count() > signals_before_end
-                                   ? "the end handler was interrupted by a stop signal"
-                                   : "the end handler was stopped: still running 1 s after "
-                                     "tracing stopped");
-      exit_code = 1;
-      break;
-    } catch (const Error &e) {
-      end_error = e.located();
-      exit_code = 1;
-      break;
-    }
-  }
+  std::string end_error = run_end_handlers(resolution, script);
+  int exit_code = end_error.empty() ? 0 : 1;
   try {
     if (maps)
       print_at_exit(decl, script, output);
