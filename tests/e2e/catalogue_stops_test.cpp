@@ -145,6 +145,33 @@ const std::vector<Case> kCases = {
      .error = "moontrace: loop.lua:3: the end handler was stopped: still running 1 s after "
               "tracing stopped",
      .timeout_s = 10},
+    // Errors in handlers that are not per event end the run like others.
+    {.name = "BeginHandlerError",
+     .files = {{"b.lua", "probe(\"begin\", function() error(\"no good\") end)\n"}},
+     .args = {"b.lua"},
+     .error = "moontrace: b.lua:1: no good",
+     .timeout_s = 10},
+    {.name = "IntervalHandlerError",
+     .files = {{"i.lua", "probe(\"interval:ms:20\", function()\n  error(\"tick failed\")\nend)\n"}},
+     .args = {"i.lua"},
+     .error = "moontrace: i.lua:2: tick failed",
+     .timeout_s = 10},
+    {.name = "EndHandlerError",
+     .files = {{"e.lua", "probe(\"end\", function() local t = nil; return t.x end)\n"}},
+     .args = {"--duration", "0.1", "e.lua"},
+     .error = "moontrace: e.lua:1: attempt to index a nil value (local 't')",
+     .timeout_s = 10},
+    {.name = "ScriptExitStopsCleanly",
+     .files = {{"x.lua",
+                "probe(\"interval:ms:20\", function() exit() end)\n"
+                "probe(\"end\", function() print(\"end ran\") end)\n"}},
+     .args = {"-o", "out.txt", "x.lua"},
+     .error = "",
+     .exit_code = 0,
+     .may_write = {"out.txt"},
+     .check = [](const Result &,
+                 const std::string &dir) { EXPECT_EQ(read_file(dir + "/out.txt"), "end ran\n"); },
+     .timeout_s = 10},
 };
 
 CATALOGUE(Stops, kCases);
