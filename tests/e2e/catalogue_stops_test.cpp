@@ -121,6 +121,21 @@ const std::vector<Case> kCases = {
     stopped_by(SIGINT, "SigintStopsCleanly"),
     stopped_by(SIGTERM, "SigtermStopsCleanly"),
     stopped_by(SIGHUP, "SighupStopsCleanly"),
+    {.name = "SigtermKeepsJsonLines",
+     .files = {{"idle.lua", kIdle + "probe(\"end\", function() print(\"end ran\") end)\n"}},
+     .args = {"-f", "json", "-o", "out.json", "idle.lua"},
+     .error = "",
+     .exit_code = 0,
+     .while_running = [](Process &p) { p.signal(SIGTERM); },
+     .may_write = {"out.json"},
+     .check =
+         [](const Result &, const std::string &dir) {
+           EXPECT_EQ(
+               read_file(dir + "/out.json"),
+               "{\"type\":\"attached_probes\",\"data\":{\"probes\":1}}\n"
+               "{\"type\":\"printf\",\"data\":\"end ran\\n\"}\n"
+               "{\"type\":\"lost_events\",\"data\":{\"events\":0,\"lost\":0,\"probes\":{}}}\n");
+         }},
     trace_stopped_by(SIGINT, "SigintKeepsTheTrace"),
     trace_stopped_by(SIGHUP, "SighupKeepsTheTrace"),
     // Lua that never returns does not hold a stop back.
