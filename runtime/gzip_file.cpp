@@ -3,7 +3,6 @@
 #include <zlib.h>
 
 #include <cerrno>
-#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -57,36 +56,23 @@ class GzipStream {
 
  private:
   static constexpr size_t kMaxQueued = 16;  // of the writer's 64 KiB buffers: 1 MiB
-  static constexpr std::chrono::seconds kSyncEvery{1};
 
   void run() {
-    auto synced = std::chrono::steady_clock::now();
-    bool unsynced = false;
     for (;;) {
       std::vector<char> chunk;
-      bool last, idle;
+      bool last;
       {
         std::unique_lock lock(mutex_);
-        idle = !ready_.wait_for(lock, kSyncEvery, [&] { return !queue_.empty() || closing_; });
-        last = !idle && queue_.empty();
-        if (!idle && !last) {
+        ready_.wait(lock, [&] { return !queue_.empty() || closing_; });
+        last = queue_.empty();
+        if (!last) {
           chunk = std::move(queue_.front());
           queue_.pop_front();
           room_.notify_one();
         }
       }
-      // What was written reaches the file within about a second, as a
-      // gzip stream cut at a block's end: a SIGKILLed trace inflates up to
-      // there. A sync costs a few bytes a second.
-      bool sync = !last && unsynced && std::chrono::steady_clock::now() - synced >= kSyncEvery;
-      bool ok = true;
-      if (last || sync || !chunk.empty())
-        ok = deflate_out(chunk, last ? Z_FINISH : sync ? Z_SYNC_FLUSH : Z_NO_FLUSH);
-      unsynced = !sync && (unsynced || !chunk.empty());
-      if (sync) {
-        ok &= std::fflush(out_) == 0;
-        synced = std::chrono::steady_clock::now();
-      }
+      // Each chunk flushed: what reached the file inflates without the rest.
+      bool ok = deflate_out(chunk, last ? Z_FINISH : Z_SYNC_FLUSH);
       if (!ok || last) {
         std::lock_guard lock(mutex_);
         failed_ |= !ok;
@@ -111,7 +97,9 @@ class GzipStream {
       if (std::fwrite(out, 1, produced, out_) != produced)
         return false;
     } while (z_.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
-    return true;
+    // A flushed block goes to the file at once: the tracer flushes its
+    // writer every second, so a SIGKILLed trace inflates up to then.
+    return flush == Z_NO_FLUSH || std::fflush(out_) == 0;
   }
 
   std::FILE *out_;
