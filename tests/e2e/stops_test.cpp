@@ -126,6 +126,22 @@ TEST_F(E2eStops, EndOfTheCommandHandlesEveryBufferedEvent) {
   EXPECT_FALSE(contains(r.err, "not processed")) << r;
 }
 
+// ... unless a stop signal comes while they are handled: then the rest
+// are counted, and moontrace is done within a second.
+TEST_F(E2eStops, StopSignalCutsTheHandlingOfWhatTheCommandLeft) {
+  Process tracer(mt({"-c", workload("nop_storm") + " 20000", script("busy_handler.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  std::this_thread::sleep_for(2s);  // the storm is over; 20 s of handling are buffered
+  auto signalled = Clock::now();
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(30s);
+  double took = seconds_since(signalled);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::fprintf(stderr, "[ measured ] SIGINT to exit: %.2f s\n", took);
+  EXPECT_LT(took, 3.0) << r;
+  EXPECT_TRUE(contains(r.err, " not processed")) << r;
+}
+
 // Ctrl-C while Clang compiles: moontrace leaves at once, with 128 + signal,
 // and the -c command never runs.
 TEST_F(E2eStops, StopSignalDuringTheCompileLeavesAtOnce) {
