@@ -144,6 +144,12 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
 // Why tracing stopped.
 enum class StopCause { None, Signal, Duration, ScriptExit, CommandExited, TargetExited, Failure };
 
+constexpr auto kPollSlice = std::chrono::milliseconds(100);
+constexpr auto kStopProcessing = std::chrono::milliseconds(500);
+constexpr auto kStopCounting = std::chrono::milliseconds(500);
+constexpr auto kEndHandlersTime = std::chrono::seconds(1);
+constexpr auto kFlushEvery = std::chrono::seconds(1);
+
 // How records are taken: while tracing, each poll or drain hands back
 // control at least every 100 ms (to run timers and notice a stop). After a
 // requested stop, buffered records are processed for 0.5 s, then only
@@ -160,13 +166,42 @@ struct RunState {
   Clock::time_point process_until = Clock::time_point::max();
   Clock::time_point count_until = Clock::time_point::max();
   Clock::time_point deadline = Clock::time_point::max();  // --duration
-};
 
-constexpr auto kPollSlice = std::chrono::milliseconds(100);
-constexpr auto kStopProcessing = std::chrono::milliseconds(500);
-constexpr auto kStopCounting = std::chrono::milliseconds(500);
-constexpr auto kEndHandlersTime = std::chrono::seconds(1);
-constexpr auto kFlushEvery = std::chrono::seconds(1);
+  enum class Take { Process, Count, CountAndHalt };
+  // What to do with a record just taken from a buffer.
+  Take take() {
+    events++;
+    if (!stopping)
+      return Take::Process;
+    auto now = Clock::now();
+    if (now >= count_until) {
+      unprocessed++;
+      return Take::CountAndHalt;
+    }
+    if (now >= process_until || stop_signal_count() > signals_at_stop) {
+      if (count_until == Clock::time_point::max())
+        count_until = now + kStopCounting;
+      unprocessed++;
+      return Take::Count;
+    }
+    return Take::Process;
+  }
+  // Whether to take more records after one was processed, or let the loop
+  // see a stop, a due timer or the end of the duration.
+  bool keep_taking() const {
+    return stopping || !(stop_signal() || (events % 64 == 0 && Clock::now() >= slice_end));
+  }
+  // Enters the stop; `bounded` when it was asked for.
+  void begin_stop(bool bounded) {
+    stopping = true;
+    signals_at_stop = stop_signal_count();
+    if (bounded) {
+      process_until = Clock::now() + kStopProcessing;
+      count_until = process_until + kStopCounting;
+    }
+    set_lua_limits(signals_at_stop, process_until);
+  }
+};
 
 // Bytes of each per-CPU ring buffer: 4 MiB, or MOONTRACE_BUFFER_KB (a
 // power of two, at least one page).
@@ -451,25 +486,10 @@ int run(const Options &options) {
       }
       if (id >= generated.probes.size() || !layouts[id])
         return true;
-      state.events++;
-      if (state.stopping) {
-        auto now = Clock::now();
-        if (now >= state.count_until) {
-          state.unprocessed++;
-          return false;
-        }
-        if (now >= state.process_until || stop_signal_count() > state.signals_at_stop) {
-          if (state.count_until == Clock::time_point::max())
-            state.count_until = now + kStopCounting;
-          state.unprocessed++;
-          return true;
-        }
-      }
-      // Taken, this record is processed; then the loop may have to see a
-      // stop, a due timer or the end of the duration.
-      bool keep_taking =
-          state.stopping ||
-          !(stop_signal() || (state.events % 64 == 0 && Clock::now() >= state.slice_end));
+      RunState::Take take = state.take();
+      if (take != RunState::Take::Process)
+        return take == RunState::Take::Count;
+      bool keep_taking = state.keep_taking();
       int decl_id = generated.probes[id].decl_id;
       try {
         bool drawn = trace && trace->draws(id);
@@ -700,13 +720,8 @@ int run(const Options &options) {
   // the work ended (the command or process exited, the script called
   // exit()), all of it, unless a stop signal comes then. A stop signal
   // cuts a busy handler at once.
-  state.stopping = true;
-  state.signals_at_stop = stop_signal_count();
-  if (cause == StopCause::Signal || cause == StopCause::Duration || cause == StopCause::Failure) {
-    state.process_until = Clock::now() + kStopProcessing;
-    state.count_until = state.process_until + kStopCounting;
-  }
-  set_lua_limits(state.signals_at_stop, state.process_until);
+  state.begin_stop(cause == StopCause::Signal || cause == StopCause::Duration ||
+                   cause == StopCause::Failure);
   try {
     if (events)
       events->drain();
