@@ -46,11 +46,24 @@ void interrupt_hook(lua_State *L, lua_Debug *) {
   lua_error(L);
 }
 
-}  // namespace
-
-void install_stop_signal_handlers() {
+void remember_inherited_signals() {
+  static bool remembered = false;
+  if (remembered)
+    return;
+  remembered = true;
   for (int sig : kChangedSignals)
     sigaction(sig, nullptr, &g_inherited[sig]);
+}
+
+}  // namespace
+
+void ignore_sigpipe() {
+  remember_inherited_signals();
+  signal(SIGPIPE, SIG_IGN);
+}
+
+void install_stop_signal_handlers() {
+  remember_inherited_signals();
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -65,7 +78,6 @@ void install_stop_signal_handlers() {
   }
   sa.sa_handler = on_child_signal;
   sigaction(SIGCHLD, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
 }
 
 void restore_inherited_signals() {

@@ -12,10 +12,11 @@ namespace mt {
 
 using StopClock = std::chrono::steady_clock;
 
+// Ignores SIGPIPE: a closed pipe is a write error, not a death.
+void ignore_sigpipe();
 // Installs the handlers of the stop signals (no SA_RESTART: a signal
-// wakes a poll; SIGHUP stays ignored under nohup), a SIGCHLD
-// handler that wakes it when a -c command exits, and ignores SIGPIPE (a
-// closed pipe is a write error, not a death).
+// wakes a poll; SIGHUP stays ignored under nohup) and a SIGCHLD handler
+// that wakes it when a -c command exits.
 void install_stop_signal_handlers();
 // In a child about to exec: the dispositions moontrace changed back to
 // what it inherited (the default, or ignored under nohup), nothing

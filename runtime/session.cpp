@@ -380,6 +380,9 @@ int run(const Options &options) {
   }
   if (options.script.empty())
     throw Error("no script given (see moontrace --help)");
+  // From here on a stop signal is a request to stop; dump and list above
+  // die of it, as filters do.
+  install_stop_signal_handlers();
 
   Output output;
   output.set_json(options.json);
@@ -786,7 +789,7 @@ int run(const Options &options) {
 }  // namespace
 
 int run_moontrace(int argc, char **argv) {
-  install_stop_signal_handlers();
+  ignore_sigpipe();
   int verbose = 0;
   try {
     Options options = parse_command_line(argc, argv);
