@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "compiler/error.h"
+#include "runtime/interrupt.h"
 
 namespace mt {
 
@@ -72,7 +73,7 @@ void drop_to_invoking_user() {
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::string &command) {
+ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
   std::vector<std::string> words = split_command(command);
   if (words.empty())
     throw Error("-c needs a command to run");
@@ -85,12 +86,15 @@ ChildProcess::ChildProcess(const std::string &command) {
   if (pid_ == 0) {
     close(go[1]);
     close(error[0]);
+    // It starts as a shell would start it: what moontrace changed for
+    // itself (SIGPIPE ignored, stop handlers) is not the command's business.
+    restore_inherited_signals();
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     char byte;
     if (read(go[0], &byte, 1) != 1)
       _exit(127);  // moontrace stopped before tracing began
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+      _exit(127);
     drop_to_invoking_user();
     std::vector<char *> argv;
     for (auto &w : words)
@@ -137,9 +141,21 @@ bool ChildProcess::exited() {
   int status;
   if (waitpid(pid_, &status, WNOHANG) == pid_) {
     reaped_ = true;
+    wait_status_ = status;
     status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   return reaped_;
+}
+
+std::string ChildProcess::failure() const {
+  if (!reaped_ || status_ == 0)
+    return "";
+  if (WIFSIGNALED(wait_status_)) {
+    int sig = WTERMSIG(wait_status_);
+    return "the command was killed by signal " + std::to_string(sig) + " (" +
+           signal_description(sig) + ")";
+  }
+  return "the command exited with status " + std::to_string(status_);
 }
 
 void ChildProcess::terminate() {

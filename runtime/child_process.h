@@ -14,8 +14,11 @@ std::vector<std::string> split_command(const std::string &command);
 
 class ChildProcess {
  public:
-  // Forks; the child waits. Throws mt::Error on a malformed command.
-  explicit ChildProcess(const std::string &command);
+  // Forks; the child waits, with default signal dispositions and no
+  // signal blocked. With `stdout_to_stderr` its output goes to stderr (so
+  // that it never mixes into -f json on stdout). Throws mt::Error on a
+  // malformed command.
+  explicit ChildProcess(const std::string &command, bool stdout_to_stderr = false);
   ~ChildProcess();
   ChildProcess(const ChildProcess &) = delete;
   ChildProcess &operator=(const ChildProcess &) = delete;
@@ -23,9 +26,14 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // Lets the child exec; throws mt::Error if exec fails.
   void start();
-  // True once the child has exited (reaps it); exit_status() then holds.
+  // True once the child has exited (reaps it); exit_status() then holds:
+  // its status, or 128 + the signal that killed it, as shells say it.
   bool exited();
   int exit_status() const { return status_; }
+  // How it ended, "" when it exited with status 0: "the command exited
+  // with status 3", "the command was killed by signal 11 (Segmentation
+  // fault)".
+  std::string failure() const;
   // Ends a child that is still running (SIGTERM).
   void terminate();
 
@@ -35,6 +43,7 @@ class ChildProcess {
   int error_fd_ = -1;  // child writes errno here if exec fails
   bool reaped_ = false;
   int status_ = 0;
+  int wait_status_ = 0;  // as waitpid gave it
 };
 
 }  // namespace mt

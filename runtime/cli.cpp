@@ -3,9 +3,13 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "compiler/error.h"
+#include "runtime/child_process.h"
 
 namespace mt {
 
@@ -22,10 +26,12 @@ SCRIPT is a file, or the name of a shipped script (e.g. demo).
 Engine options (before SCRIPT):
   -c, --command CMD     run CMD once the probes are attached, trace only it
                         (and its children), and stop when it exits; under
-                        sudo it runs as the invoking user
-  -p, --pid PID         trace only process PID (and its children); with -c
-                        too, a latency pair's stop is kept in any task when
-                        its start was traced
+                        sudo it runs as the invoking user; its failure is
+                        reported and becomes the exit status; with -f json
+                        its output goes to stderr
+  -p, --pid PID         trace only process PID (and its children) and stop
+                        when it exits; with -c too, a latency pair's stop is
+                        kept in any task when its start was traced
   -o, --output FILE     write the script's output to FILE, 0600, in place of
                         an earlier FILE once tracing begins (a trace named
                         *.gz is gzipped as it is written)
@@ -33,7 +39,7 @@ Engine options (before SCRIPT):
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
                         (a glob, e.g. 'io_uring:*'); with -v (-lv) show
                         each probe's arguments and their types
-      --duration SECS   stop after SECS seconds
+      --duration SECS   stop after SECS seconds (at most a year)
   -v, --verbose         say which probes were chosen and attached, report
                         lost events per interval, show verifier logs
       --emit-c          print the generated C and exit (no root needed)
@@ -53,14 +59,42 @@ Environment:
                         .cache/moontrace in your passwd home, not $HOME)
   MOONTRACE_BUFFER_KB   size of each per-CPU event buffer (default 4096)
 
-Ctrl-C or SIGTERM stops tracing; output is flushed and lost events are
-reported on stderr.
+Ctrl-C, SIGTERM or SIGHUP stops tracing within a second: buffered events
+get half a second, end handlers one, output and traces are finished, and
+lost events are reported on stderr. Options that take a value are given
+once.
+
+Exit status: 0 when tracing ran; 1 on an error; 128 + signal when stopped
+before tracing began; with -c, the command's status when it failed (128 +
+signal when a signal killed it).
 )";
 }
+
+namespace {
+
+constexpr double kLongestDuration = 365.0 * 24 * 3600;  // a year, in seconds
+
+double parse_duration(const std::string &v) {
+  char *end;
+  double seconds = std::strtod(v.c_str(), &end);
+  // NaN fails both comparisons; inf and huge values the second.
+  if (v.empty() || *end || !(seconds > 0) || !(seconds <= kLongestDuration))
+    throw Error("invalid duration '" + v +
+                "' for --duration: expected seconds, more than 0 and at most 31536000 (a year)");
+  return seconds;
+}
+
+}  // namespace
 
 Options parse_command_line(int argc, char **argv) {
   Options o;
   int i = 1;
+  // Options that take one value: given twice, which one was meant?
+  std::set<std::string> given;
+  auto once = [&](const std::string &flag, const std::string &short_flag) {
+    if (!given.insert(short_flag).second)
+      throw Error("option " + flag + " is given twice; give it once");
+  };
   auto value = [&](const std::string &flag) -> std::string {
     if (i + 1 >= argc)
       throw Error("option " + flag + " needs a value");
@@ -88,29 +122,35 @@ Options parse_command_line(int argc, char **argv) {
       if (i + 1 < argc && argv[i + 1][0] != '-')
         o.list_pattern = argv[++i];
     } else if (a == "-f" || a == "--format") {
+      once(a, "-f");
       std::string v = arg();
       if (v != "text" && v != "json")
         throw Error("invalid output format '" + v + "' for -f: expected text or json");
       o.json = v == "json";
     } else if (a == "-c" || a == "--command") {
+      once(a, "-c");
       o.command = arg();
+      if (split_command(o.command).empty())
+        throw Error("option " + a + " needs a command to run, not '" + o.command + "'");
     } else if (a == "-p" || a == "--pid") {
+      once(a, "-p");
       std::string v = arg();
       char *end;
+      errno = 0;
       long pid = std::strtol(v.c_str(), &end, 10);
-      if (*end || pid <= 0)
+      if (v.empty() || *end || pid <= 0 || pid > INT_MAX || errno == ERANGE)
         throw Error("invalid pid '" + v + "' for -p");
       if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
         throw Error("no process with pid " + v + " (-p)");
       o.pid = static_cast<int>(pid);
     } else if (a == "-o" || a == "--output") {
+      once(a, "-o");
       o.output = arg();
+      if (o.output.empty())
+        throw Error("option " + a + " needs a file name");
     } else if (a == "--duration") {
-      std::string v = arg();
-      char *end;
-      o.duration = std::strtod(v.c_str(), &end);
-      if (*end || o.duration <= 0)
-        throw Error("invalid duration '" + v + "': expected seconds > 0");
+      once(a, "--duration");
+      o.duration = parse_duration(arg());
     } else if (a == "--emit-c") {
       o.emit_c = true;
     } else if (a == "--no-cache") {

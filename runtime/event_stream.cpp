@@ -45,8 +45,8 @@ EventStream::~EventStream() {
 }
 
 int EventStream::on_record(void *self, void *data, size_t size) {
-  static_cast<EventStream *>(self)->handler_(data, size);
-  return 0;
+  // A negative value makes libbpf stop, past this record.
+  return static_cast<EventStream *>(self)->handler_(data, size) ? 0 : -ECANCELED;
 }
 
 int EventStream::poll(int timeout_ms) {
@@ -54,9 +54,8 @@ int EventStream::poll(int timeout_ms) {
   return n < 0 && n != -EINTR ? n : (n < 0 ? 0 : n);
 }
 
-int EventStream::drain() {
-  int n = ring_buffer__consume(rb_);
-  return n < 0 ? 0 : n;
+bool EventStream::drain() {
+  return ring_buffer__consume(rb_) != -ECANCELED;
 }
 
 std::vector<uint64_t> EventStream::lost() const {

@@ -13,7 +13,10 @@ namespace mt {
 
 class EventStream {
  public:
-  using Handler = std::function<void(const void *data, size_t size)>;
+  // Takes one record; false stops the poll or drain under way after it
+  // (the rest stays buffered), so that a slow handler cannot keep the
+  // caller in one call for as long as records keep coming.
+  using Handler = std::function<bool(const void *data, size_t size)>;
 
   // `rings_fd` is the loaded outer map; one buffer of `bytes` per CPU.
   EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes, Handler handler);
@@ -24,8 +27,9 @@ class EventStream {
   // Delivers what is ready, waiting up to timeout_ms; returns the count.
   int poll(int timeout_ms);
   // Delivers everything buffered in every ring, now: afterwards every
-  // record committed before the call has been delivered.
-  int drain();
+  // record committed before the call has been delivered, unless the
+  // handler stopped it (then false).
+  bool drain();
   // Records lost per probe since loading, summed over CPUs.
   std::vector<uint64_t> lost() const;
   uint64_t total_lost() const;

@@ -69,6 +69,9 @@ FxtSink::FxtSink(OutputFile file) : path_(file.path()), out_(std::move(file)) {
     std::fclose(plain);
     throw Error("cannot write " + path_ + ": " + std::strerror(error));
   }
+  // The writer hands over whole records 64 KiB at a time: written at once,
+  // a trace cut by SIGKILL ends on a record's end.
+  std::setvbuf(file_, nullptr, _IONBF, 0);
   writer_ = std::make_unique<FxtWriter>(file_);
   flow_ref_ = writer_->pin("flow");
 }

@@ -108,7 +108,9 @@ class GzipStream {
       if (std::fwrite(out, 1, produced, out_) != produced)
         return false;
     } while (z_.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
-    return true;
+    // A flushed block goes to the file at once: the tracer flushes its
+    // writer every second, so a SIGKILLed trace inflates up to then.
+    return flush == Z_NO_FLUSH || std::fflush(out_) == 0;
   }
 
   std::FILE *out_;

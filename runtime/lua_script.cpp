@@ -18,6 +18,7 @@
 #include "compiler/source_locator.h"
 #include "compiler/trusted_path.h"
 #include "runtime/aggregation_format.h"
+#include "runtime/interrupt.h"
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_json.h"
 #include "runtime/output.h"
@@ -1147,13 +1148,26 @@ KernelFacts &LuaScript::kernel() {
 
 void LuaScript::declare() {
   std::string chunk = "@" + source_.path;
-  if (luaL_loadbufferx(L_, source_.text.data(), source_.text.size(), chunk.c_str(), "t") !=
-          LUA_OK ||
-      lua_pcall(L_, 0, 0, 0) != LUA_OK) {
+  int status = luaL_loadbufferx(L_, source_.text.data(), source_.text.size(), chunk.c_str(), "t");
+  if (status == LUA_OK) {
+    arm_lua_interrupt(L_);
+    status = lua_pcall(L_, 0, 0, 0);
+  }
+  if (status != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
     lua_pop(L_, 1);
-    throw lua_error_to_one_line(message);
+    throw_lua_error(message);
   }
+}
+
+void LuaScript::throw_lua_error(const std::string &message) {
+  // The interrupt hook's error, "x.lua:4: interrupted", or one the script
+  // raised while being interrupted (a pcall that caught it, say).
+  if (lua_was_interrupted()) {
+    size_t end = message.rfind("interrupted");
+    throw LuaInterrupted{end == std::string::npos ? "" : message.substr(0, end)};
+  }
+  throw lua_error_to_one_line(message);
 }
 
 void LuaScript::print_aggregation(int id) {
@@ -1167,10 +1181,11 @@ void LuaScript::print_map(int index) {
 }
 
 void LuaScript::call_handler_on_stack(int nargs) {
+  arm_lua_interrupt(L_);
   if (lua_pcall(L_, nargs, 0, 0) != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in handler";
     lua_pop(L_, 1);
-    throw lua_error_to_one_line(message);
+    throw_lua_error(message);
   }
 }
 

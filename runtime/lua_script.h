@@ -39,7 +39,8 @@ class LuaScript {
 
   // What available() and disk() ask; the running kernel unless set.
   void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
-  // Runs the script's top level; throws mt::Error ("file:line: message").
+  // Runs the script's top level; throws mt::Error ("file:line: message"),
+  // or LuaInterrupted when a stop request interrupts it (see interrupt.h).
   void declare();
   // What available() chose while declaring, shown with -v.
   const std::vector<std::string> &notes() const { return notes_; }
@@ -54,6 +55,7 @@ class LuaScript {
   bool has_handler(int decl_id) const { return handlers_.count(decl_id) > 0; }
   void call_event(int decl_id, const std::function<void(lua_State *)> &fill);
   void call(int decl_id);  // begin, end and interval handlers
+  // Handlers throw mt::Error, or LuaInterrupted as declare() does.
   bool exit_requested() const { return exit_requested_; }
   // Gives handles their maps once the program is loaded.
   void set_kernel_maps(KernelMaps *maps) { maps_ = maps; }
@@ -66,6 +68,7 @@ class LuaScript {
  private:
   friend struct LuaApi;
   void call_handler_on_stack(int nargs);
+  [[noreturn]] void throw_lua_error(const std::string &message);
   KernelFacts &kernel();
 
   lua_State *L_;

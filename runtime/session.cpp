@@ -1,16 +1,23 @@
 #include "runtime/session.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "compiler/c_generator.h"
 #include "compiler/clang_compiler.h"
@@ -25,6 +32,7 @@
 #include "runtime/fxt_dump.h"
 #include "runtime/fxt_sink.h"
 #include "runtime/gzip_file.h"
+#include "runtime/interrupt.h"
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_script.h"
 #include "runtime/output.h"
@@ -39,26 +47,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-volatile sig_atomic_t g_stop_signal = 0;
-
-void on_stop_signal(int sig) {
-  g_stop_signal = sig;
-}
-// Interrupts the poll so that a -c command's exit stops tracing at once.
-void on_child_signal(int) {}
-
-void install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a signal must wake the poll
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sa.sa_handler = on_child_signal;
-  sigaction(SIGCHLD, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
-
 // "file:line:col: error: message", the script's line, and a caret.
 std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &script) {
   std::string out = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
@@ -71,6 +59,47 @@ std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &sc
     out += "^\n";
   }
   return out;
+}
+
+// Clang runs on a thread of its own so that a stop signal is answered at
+// once: nothing has been written yet, so the compile is abandoned and
+// moontrace exits while it runs. MOONTRACE_TEST_SLOW_COMPILE_MS makes it
+// slow for the tests of that.
+CompileResult compile_unless_stopped(const std::string &source, const CompileOptions &options) {
+  struct Job {
+    std::string source;
+    CompileOptions options;
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    CompileResult result;
+    std::exception_ptr error;
+  };
+  auto job = std::make_shared<Job>();
+  job->source = source;
+  job->options = options;
+  std::thread([job] {
+    if (const char *ms = std::getenv("MOONTRACE_TEST_SLOW_COMPILE_MS"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+    CompileResult result;
+    std::exception_ptr error;
+    try {
+      result = compile_bpf(job->source, job->options);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(job->mutex);
+    job->result = std::move(result);
+    job->error = error;
+    job->done = true;
+    job->finished.notify_one();
+  }).detach();
+  std::unique_lock lock(job->mutex);
+  while (!job->finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return job->done; }))
+    stop_if_signalled_before_tracing();
+  if (job->error)
+    std::rethrow_exception(job->error);
+  return std::move(job->result);
 }
 
 std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Options &options,
@@ -87,7 +116,7 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
   for (const auto &p : generated.probes)
     if (!p.name.has_direct_btf_access())
       compile_options.rewrite_functions.insert(p.program);
-  CompileResult result = compile_bpf(generated.source, compile_options);
+  CompileResult result = compile_unless_stopped(generated.source, compile_options);
   if (!result.ok) {
     // An expression appears twice in generated C (record type and value):
     // report each place once.
@@ -113,9 +142,66 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
   return result.object;
 }
 
+// Why tracing stopped.
+enum class StopCause { None, Signal, Duration, ScriptExit, CommandExited, TargetExited, Failure };
+
+constexpr auto kPollSlice = std::chrono::milliseconds(100);
+constexpr auto kStopProcessing = std::chrono::milliseconds(500);
+constexpr auto kStopCounting = std::chrono::milliseconds(500);
+constexpr auto kEndHandlersTime = std::chrono::seconds(1);
+constexpr auto kFlushEvery = std::chrono::seconds(1);
+
+// How records are taken: while tracing, each poll or drain hands back
+// control at least every 100 ms (to run timers and notice a stop). After a
+// requested stop, buffered records are processed for 0.5 s, then only
+// counted for 0.5 s more, so that a slow handler under a storm of events
+// cannot hold the stop back; after the traced work ended by itself, all
+// are processed unless a stop signal comes.
 struct RunState {
   uint64_t events = 0;
-  std::optional<Error> handler_error;  // raised in a callback, rethrown after the poll
+  uint64_t unprocessed = 0;      // taken after the stop's time ran out, or whose handler was cut
+  std::optional<Error> failure;  // raised while tracing, reported once the outputs are finished
+  bool stopping = false;
+  int signals_at_stop = 0;  // a stop signal beyond these cuts the stop short
+  Clock::time_point slice_end = Clock::time_point::max();
+  Clock::time_point process_until = Clock::time_point::max();
+  Clock::time_point count_until = Clock::time_point::max();
+  Clock::time_point deadline = Clock::time_point::max();  // --duration
+
+  enum class Take { Process, Count, CountAndHalt };
+  // What to do with a record just taken from a buffer.
+  Take take() {
+    events++;
+    if (!stopping)
+      return Take::Process;
+    auto now = Clock::now();
+    if (now >= count_until) {
+      unprocessed++;
+      return Take::CountAndHalt;
+    }
+    if (now >= process_until || stop_signal_count() > signals_at_stop) {
+      if (count_until == Clock::time_point::max())
+        count_until = now + kStopCounting;
+      unprocessed++;
+      return Take::Count;
+    }
+    return Take::Process;
+  }
+  // Whether to take more records after one was processed, or let the loop
+  // see a stop, a due timer or the end of the duration.
+  bool keep_taking() const {
+    return stopping || !(stop_signal() || (events % 64 == 0 && Clock::now() >= slice_end));
+  }
+  // Enters the stop; `bounded` when it was asked for.
+  void begin_stop(bool bounded) {
+    stopping = true;
+    signals_at_stop = stop_signal_count();
+    if (bounded) {
+      process_until = Clock::now() + kStopProcessing;
+      count_until = process_until + kStopCounting;
+    }
+    set_lua_limits(signals_at_stop, process_until);
+  }
 };
 
 // Bytes of each per-CPU ring buffer: 4 MiB, or MOONTRACE_BUFFER_KB (a
@@ -134,9 +220,9 @@ uint32_t ring_buffer_bytes() {
 
 // Detaching a tracepoint waits out an RCU grace period (25-85 ms here), so
 // closing many costs seconds that the user would wait for after the work is
-// done. Everything is written by now: a child keeps the links until this
+// done. A child keeps the links (its copies of our descriptors) until this
 // process is gone, and the kernel tears them down when the child exits.
-[[noreturn]] void exit_leaving_teardown_behind() {
+void hand_bpf_teardown_to_a_child() {
   std::fflush(nullptr);
   pid_t parent = getpid();
   if (fork() == 0) {
@@ -146,7 +232,24 @@ uint32_t ring_buffer_bytes() {
       usleep(1000);
     _exit(0);
   }
-  _exit(0);
+}
+
+[[noreturn]] void exit_leaving_teardown_behind(int code) {
+  hand_bpf_teardown_to_a_child();
+  _exit(code);
+}
+
+// A descriptor that becomes readable when process `pid` exits (-p), or -1
+// when it is already gone.
+int open_pidfd(int pid) {
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+}
+
+bool process_exited(int pidfd, int pid) {
+  if (pidfd < 0)  // gone already, or a kernel without pidfd_open (before 5.3)
+    return kill(pid, 0) != 0 && errno == ESRCH;
+  pollfd p{pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
 }
 
 // The clock of bpf_ktime_get_ns(), for marks placed from user space.
@@ -216,6 +319,53 @@ void report_overflows(const Declaration &decl, KernelMaps &maps, bool verbose) {
   }
 }
 
+// Draws what is pending and closes the trace: a gzipped trace is whole
+// once its stream is finished. Returns the line that tells what it holds.
+std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &failure) {
+  trace->release(UINT64_MAX);
+  trace->close();
+  if (trace->error()) {
+    if (!failure)
+      failure = Error(trace->failure());
+    return "";
+  }
+  uint64_t drawn = trace->events(), bytes = trace->bytes();
+  std::string path = trace->path();
+  trace.reset();
+  struct stat written {};
+  char line[512];
+  if (is_gzip_path(path) && stat(path.c_str(), &written) == 0)
+    std::snprintf(line, sizeof line, "wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s",
+                  (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str());
+  else
+    std::snprintf(line, sizeof line, "wrote %llu drawn events (%.1f MB) to %s",
+                  (unsigned long long)drawn, bytes / 1e6, path.c_str());
+  return line;
+}
+
+// Runs the end handlers once tracing stopped. They get a second; a stop
+// signal after the one that stopped tracing cuts them at once. Returns
+// the error that ended them, or "".
+std::string run_end_handlers(const Resolution &resolution, LuaScript &script) {
+  int signals_before = stop_signal_count();
+  set_lua_limits(signals_before, Clock::now() + kEndHandlersTime);
+  for (const auto &u : resolution.user) {
+    if (u.name.kind != ProbeKind::End)
+      continue;
+    try {
+      script.call(u.decl_id);
+    } catch (const LuaInterrupted &cut) {
+      return cut.where + (stop_signal_count() > signals_before
+                              ? "the end handler was interrupted by a stop signal"
+                              : "the end handler was stopped: still running 1 s after tracing "
+                                "stopped");
+    } catch (const Error &e) {
+      return e.located();
+    }
+  }
+  return "";
+}
+
 int run(const Options &options) {
   if (options.help) {
     std::fputs(usage_text(), stdout);
@@ -237,6 +387,9 @@ int run(const Options &options) {
   }
   if (options.script.empty())
     throw Error("no script given (see moontrace --help)");
+  // From here on a stop signal is a request to stop; dump and list above
+  // die of it, as filters do.
+  install_stop_signal_handlers();
 
   Output output;
   output.set_json(options.json);
@@ -294,10 +447,11 @@ int run(const Options &options) {
   std::vector<char> object;
   if (!resolution.probes.empty())
     object = compile_with_cache(generated, options, script.source());
+  stop_if_signalled_before_tracing();
 
   std::unique_ptr<ChildProcess> child;
   if (!options.command.empty())
-    child = std::make_unique<ChildProcess>(options.command);
+    child = std::make_unique<ChildProcess>(options.command, options.json);
 
   std::unique_ptr<BpfProgram> program;
   std::unique_ptr<KernelMaps> maps;
@@ -307,6 +461,19 @@ int run(const Options &options) {
   LoadSettings settings;
   settings.filter_targets = filter;
   settings.verbose = options.verbose > 0;
+  // A stop signal while loading or attaching: the links are left to a
+  // child to tear down, as at the end, so that the stop is prompt.
+  auto stop_if_signalled = [&]() {
+    if (!stop_signal())
+      return;
+    if (program) {
+      hand_bpf_teardown_to_a_child();
+      events.reset();
+      maps.reset();
+      (void)program.release();  // its descriptors close with the process
+    }
+    stop_if_signalled_before_tracing();
+  };
   if (!resolution.probes.empty()) {
     program = std::make_unique<BpfProgram>(object, generated, decl);
     for (const auto &p : generated.probes)
@@ -316,43 +483,54 @@ int run(const Options &options) {
       trace->plan(decl, generated, layouts);
     settings.params = program->pack_params(decl.params);
     program->load(settings);
+    stop_if_signalled();
     maps = std::make_unique<KernelMaps>(*program, decl);
     script.set_kernel_maps(maps.get());
     if (options.verbose)
       std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
-    auto on_record = [&](const void *data, size_t size) {
+    // Returns false to hand control back to the loop (see RunState).
+    auto on_record = [&](const void *data, size_t size) -> bool {
       if (size < 4)
-        return;
+        return true;
       uint32_t id;
       std::memcpy(&id, data, 4);
       if (id == generated.probes.size() && trace) {
         trace->thread_named(data, size);
-        return;
+        return true;
       }
       if (id >= generated.probes.size() || !layouts[id])
-        return;
-      state.events++;
+        return true;
+      RunState::Take take = state.take();
+      if (take != RunState::Take::Process)
+        return take == RunState::Take::Count;
+      bool keep_taking = state.keep_taking();
       int decl_id = generated.probes[id].decl_id;
-      if (state.handler_error)
-        return;
       try {
         bool drawn = trace && trace->draws(id);
         if (drawn)
           trace->record(id, data, size);
-        if (script.has_handler(decl_id))
+        if (script.has_handler(decl_id)) {
+          if (state.failure)  // the script is broken: its handlers run no more
+            return state.stopping;
           script.call_event(decl_id,
                             [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
-        else if (drawn)
-          ;
-        else if (output.json())
+        } else if (drawn) {
+        } else if (output.json()) {
           output.write(
               "{\"type\":\"event\",\"probe\":" + json_string(generated.probes[id].probe_name) +
               ",\"data\":" + record_json(*layouts[id], data, size) + "}\n");
-        else
+        } else {
           output.write(format_record(*layouts[id], data, size) + "\n");
+        }
+      } catch (const LuaInterrupted &) {
+        state.unprocessed++;
+        return state.stopping;  // while stopping, the next records are counted
       } catch (const Error &e) {
-        state.handler_error = e;
+        if (!state.failure)
+          state.failure = e;
+        return state.stopping;  // while stopping, the next records are still drawn
       }
+      return keep_taking;
     };
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
@@ -367,7 +545,9 @@ int run(const Options &options) {
       for (const auto &p : generated.probes)
         std::fprintf(stderr, "moontrace: attached %s\n", p.probe_name.c_str());
   }
-  // Tracing has begun: the output files take the place of earlier ones.
+  stop_if_signalled();
+  // Tracing begins: the output files take the place of earlier ones, and
+  // from here on every stop finishes them.
   if (trace)
     trace->commit();
   output.commit();
@@ -385,15 +565,25 @@ int run(const Options &options) {
   };
   std::vector<Timer> timers;
   auto start = Clock::now();
-  for (const auto &u : resolution.user) {
-    if (u.name.kind == ProbeKind::Begin)
-      script.call(u.decl_id);
-    if (u.name.kind == ProbeKind::Interval)
-      timers.push_back({u.decl_id, std::chrono::milliseconds(u.name.interval_ms),
-                        start + std::chrono::milliseconds(u.name.interval_ms)});
-  }
-  if (child)
-    child->start();
+  if (options.duration > 0)
+    state.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(options.duration));
+  // A handler, interval or begin probe that loops is cut by a stop signal
+  // or the end of --duration.
+  set_lua_limits(0, state.deadline);
+  int pidfd = options.pid ? open_pidfd(options.pid) : -1;
+
+  // Runs a begin, interval or end handler: an error stops tracing and is
+  // reported once the outputs are finished; an interruption was a stop.
+  auto call_user_probe = [&](int decl_id) {
+    try {
+      script.call(decl_id);
+    } catch (const LuaInterrupted &) {
+    } catch (const Error &e) {
+      if (!state.failure)
+        state.failure = e;
+    }
+  };
 
   auto report_lost = [&]() {
     if (!events)
@@ -402,8 +592,12 @@ int run(const Options &options) {
     uint64_t total = 0;
     for (auto n : lost)
       total += n;
-    std::fprintf(stderr, "moontrace: %llu events, %llu lost\n", (unsigned long long)state.events,
-                 (unsigned long long)total);
+    std::string unprocessed = state.unprocessed
+                                  ? ", " + std::to_string(state.unprocessed) +
+                                        " not processed (the stop gives buffered events 0.5 s)"
+                                  : "";
+    std::fprintf(stderr, "moontrace: %llu events, %llu lost%s\n", (unsigned long long)state.events,
+                 (unsigned long long)total, unprocessed.c_str());
     std::string by_probe;
     for (size_t i = 0; i < lost.size(); i++) {
       if (!lost[i])
@@ -415,9 +609,11 @@ int run(const Options &options) {
       by_probe += (by_probe.empty() ? "" : ",") + json_string(name) + ":" + std::to_string(lost[i]);
     }
     if (output.json())
-      output.write(
-          "{\"type\":\"lost_events\",\"data\":{\"events\":" + std::to_string(state.events) +
-          ",\"lost\":" + std::to_string(total) + ",\"probes\":{" + by_probe + "}}}\n");
+      output.write("{\"type\":\"lost_events\",\"data\":{\"events\":" +
+                   std::to_string(state.events) + ",\"lost\":" + std::to_string(total) +
+                   (state.unprocessed ? ",\"unprocessed\":" + std::to_string(state.unprocessed)
+                                      : std::string()) +
+                   ",\"probes\":{" + by_probe + "}}}\n");
   };
 
   // Loss shows in the trace as a counter, stepping when it happens; read
@@ -446,115 +642,197 @@ int run(const Options &options) {
     status_events = drawn;
   };
 
-  auto deadline = options.duration > 0
-                      ? start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options.duration))
-                      : Clock::time_point::max();
-  while (!g_stop_signal && !script.exit_requested()) {
-    auto now = Clock::now();
-    if (now >= deadline)
-      break;
+  auto why_stop = [&]() {
+    if (state.failure)
+      return StopCause::Failure;
+    if (stop_signal())
+      return StopCause::Signal;
+    if (script.exit_requested())
+      return StopCause::ScriptExit;
+    if (Clock::now() >= state.deadline)
+      return StopCause::Duration;
     if (child && child->exited())
-      break;
-    // Probes wake us only when a ring is filling up: poll every 10 ms.
-    auto wake = std::min(deadline, now + std::chrono::milliseconds(10));
-    for (const auto &t : timers)
-      wake = std::min(wake, t.due);
-    int timeout = (int)std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
-    if (events) {
-      // Records rarely wake the poll (see mt_reserve): take what is there.
-      events->poll(std::max(timeout, 0));
-      events->drain();
-    } else if (timeout > 0) {
-      usleep(timeout * 1000);
+      return StopCause::CommandExited;
+    if (options.pid && process_exited(pidfd, options.pid))
+      return StopCause::TargetExited;
+    if (output.failed() || (trace && trace->error())) {
+      state.failure = Error(output.failed() ? output.failure() : trace->failure());
+      return StopCause::Failure;
     }
-    if (state.handler_error)
-      throw *state.handler_error;
-    if (trace) {
-      // Per-CPU buffers deliver out of order: draw what is surely complete.
-      uint64_t watermark = monotonic_ns() - 1000000;
-      events->drain();
-      trace->release(watermark);
+    return StopCause::None;
+  };
+
+  StopCause cause = StopCause::None;
+  // Everything until the outputs are finished runs in here: an error is
+  // kept for after them, so that the trace written so far stays whole.
+  try {
+    for (const auto &u : resolution.user) {
+      if (u.name.kind == ProbeKind::Begin)
+        call_user_probe(u.decl_id);
+      if (u.name.kind == ProbeKind::Interval)
+        timers.push_back({u.decl_id, std::chrono::milliseconds(u.name.interval_ms),
+                          start + std::chrono::milliseconds(u.name.interval_ms)});
     }
-    now = Clock::now();
-    if (now >= next_loss_check)
-      mark_loss();
-    if (status_line && now >= next_status) {
-      show_status(now);
-      next_status += std::chrono::seconds(1);
+    if (child)
+      child->start();
+    auto next_flush = Clock::now() + kFlushEvery;
+    while ((cause = why_stop()) == StopCause::None) {
+      auto now = Clock::now();
+      // Probes wake us only when a ring is filling up: poll every 10 ms.
+      auto wake = std::min(state.deadline, now + std::chrono::milliseconds(10));
+      for (const auto &t : timers)
+        wake = std::min(wake, t.due);
+      int timeout = (int)std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
+      state.slice_end = wake + kPollSlice;
+      if (events) {
+        // Records rarely wake the poll (see mt_reserve): take what is there.
+        events->poll(std::max(timeout, 0));
+        state.slice_end = Clock::now() + kPollSlice;
+        events->drain();
+      } else if (timeout > 0) {
+        usleep(timeout * 1000);
+      }
+      if (trace && events) {
+        // Per-CPU buffers deliver out of order: draw what is surely complete.
+        uint64_t watermark = monotonic_ns() - 1000000;
+        state.slice_end = Clock::now() + kPollSlice;
+        events->drain();
+        trace->release(watermark);
+      }
+      now = Clock::now();
+      if (now >= next_loss_check)
+        mark_loss();
+      if (status_line && now >= next_status) {
+        show_status(now);
+        next_status += std::chrono::seconds(1);
+      }
+      // What was written reaches the file within a second: a SIGKILL
+      // leaves a trace readable up to its last whole record.
+      if (now >= next_flush) {
+        if (trace)
+          trace->flush();
+        output.flush();
+        next_flush = now + kFlushEvery;
+      }
+      for (auto &t : timers) {
+        if (now < t.due || why_stop() != StopCause::None)
+          continue;
+        t.due += t.period;
+        if (t.due < now)
+          t.due = now + t.period;
+        call_user_probe(t.decl_id);
+        if (options.verbose)
+          report_lost();
+      }
     }
-    for (auto &t : timers) {
-      if (now < t.due)
-        continue;
-      t.due += t.period;
-      if (t.due < now)
-        t.due = now + t.period;
-      script.call(t.decl_id);
-      if (options.verbose)
-        report_lost();
-    }
-    if (output.failed() || (trace && trace->error()))
-      break;  // reported below
+  } catch (const Error &e) {
+    if (!state.failure)
+      state.failure = e;
+    cause = StopCause::Failure;
+  } catch (const std::exception &e) {
+    if (!state.failure)
+      state.failure = Error(e.what());
+    cause = StopCause::Failure;
   }
-  if (events)
-    events->drain();
-  mark_loss();
+
+  // The stop: what the kernel buffered is delivered. When it was asked for
+  // (a signal, --duration, an error), in bounded time (see RunState); when
+  // the work ended (the command or process exited, the script called
+  // exit()), all of it, unless a stop signal comes then. A stop signal
+  // cuts a busy handler at once.
+  state.begin_stop(cause == StopCause::Signal || cause == StopCause::Duration ||
+                   cause == StopCause::Failure);
+  try {
+    if (events)
+      events->drain();
+    mark_loss();
+  } catch (const Error &e) {
+    if (!state.failure)
+      state.failure = e;
+  }
   if (status_line)
     std::fputs("\r\033[K", stderr);  // the summary lines replace it
-  if (output.failed())
-    throw Error(output.failure());
-  if (trace) {
-    // Closed now: a gzipped trace is whole once its stream is finished.
-    trace->release(UINT64_MAX);
-    trace->close();
-    if (trace->error())
-      throw Error(trace->failure());
-    uint64_t drawn = trace->events(), bytes = trace->bytes();
-    std::string path = trace->path();
-    trace.reset();
-    struct stat written {};
-    if (is_gzip_path(path) && stat(path.c_str(), &written) == 0)
-      std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s\n",
-                   (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str());
-    else
-      std::fprintf(stderr, "moontrace: wrote %llu drawn events (%.1f MB) to %s\n",
-                   (unsigned long long)drawn, bytes / 1e6, path.c_str());
+  std::string wrote = trace ? finish_trace(std::move(trace), state.failure) : "";
+  if (state.failure) {
+    // The trace is finished; the error comes first, the trace kept after.
+    output.close();
+    std::fprintf(stderr, "moontrace: %s\n", state.failure->located().c_str());
+    if (options.verbose && !state.failure->detail.empty())
+      std::fprintf(stderr, "%s\n", state.failure->detail.c_str());
+    if (!wrote.empty())
+      std::fprintf(stderr, "moontrace: %s\n", wrote.c_str());
+    report_lost();
+    if (child && !child->exited())
+      child->terminate();
+    if (program)
+      exit_leaving_teardown_behind(1);
+    return 1;
   }
-  if (state.handler_error)
-    throw *state.handler_error;
-  for (const auto &u : resolution.user)
-    if (u.name.kind == ProbeKind::End)
-      script.call(u.decl_id);
-  if (maps)
-    print_at_exit(decl, script, output);
-  if (!output.flush())
-    throw Error(output.failure());
-  if (maps)
-    report_overflows(decl, *maps, options.verbose > 0);
+  if (!wrote.empty())
+    std::fprintf(stderr, "moontrace: %s\n", wrote.c_str());
+
+  std::string end_error = run_end_handlers(resolution, script);
+  int exit_code = end_error.empty() ? 0 : 1;
+  try {
+    if (maps)
+      print_at_exit(decl, script, output);
+    if (!output.flush())
+      throw Error(output.failure());
+    if (maps)
+      report_overflows(decl, *maps, options.verbose > 0);
+  } catch (const Error &e) {
+    if (end_error.empty())
+      end_error = e.located();
+    exit_code = 1;
+  }
   report_lost();
+  if (!end_error.empty())
+    std::fprintf(stderr, "moontrace: %s\n", end_error.c_str());
+  // The -c command's failure is moontrace's, when it ended tracing.
+  if (child && cause == StopCause::CommandExited && !child->failure().empty()) {
+    std::fprintf(stderr, "moontrace: %s\n", child->failure().c_str());
+    if (exit_code == 0)
+      exit_code = child->exit_status();
+  }
   if (child && !child->exited())
     child->terminate();
-  if (!output.close())
-    throw Error(output.failure());
+  if (!output.close() && exit_code == 0) {
+    std::fprintf(stderr, "moontrace: %s\n", output.failure().c_str());
+    exit_code = 1;
+  }
+  if (pidfd >= 0)
+    close(pidfd);
   if (program)
-    exit_leaving_teardown_behind();
-  return 0;
+    exit_leaving_teardown_behind(exit_code);
+  return exit_code;
 }
 
 }  // namespace
 
 int run_moontrace(int argc, char **argv) {
-  install_signal_handlers();
+  ignore_sigpipe();
   int verbose = 0;
   try {
     Options options = parse_command_line(argc, argv);
     verbose = options.verbose;
-    return run(options);
+    try {
+      return run(options);
+    } catch (const LuaInterrupted &) {
+      // Only the script's top level runs before tracing begins.
+      throw StoppedBeforeTracing{stop_signal() ? stop_signal() : SIGINT};
+    }
   } catch (const Error &e) {
     std::fprintf(stderr, "moontrace: %s\n", e.located().c_str());
     if (verbose && !e.detail.empty())
       std::fprintf(stderr, "%s\n", e.detail.c_str());
     return 1;
+  } catch (const StoppedBeforeTracing &stopped) {
+    // A compile may still run on its thread: leave without waiting for it
+    // or running destructors under it.
+    std::fprintf(stderr, "moontrace: stopped before tracing began (%s)\n",
+                 signal_name(stopped.signal).c_str());
+    std::fflush(nullptr);
+    _exit(128 + stopped.signal);
   }
 }
 

@@ -1,0 +1,288 @@
+// Every stop is prompt and keeps what was written: stop signals, a busy
+// Lua handler under a storm of events, a stop during the compile, a Lua
+// error, SIGKILL; the -c command's end and the -p process's exit.
+#include <signal.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "runtime/fxt_reader.h"
+#include "tests/e2e/e2e_support.h"
+#include "tests/fxt_validator.h"
+
+namespace e2e {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class E2eStops : public BpfTest {};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// nop_storm submitting NOPs for far longer than any test runs, stopped
+// before exec; the test ends it.
+Command endless_storm() {
+  return {{workload("nop_storm"), "4000000000", "32"}, {}, true};
+}
+
+// Inflates a gzip stream that may end anywhere: what its blocks hold.
+std::string inflate_cut_gzip(std::string gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+  z.next_in = reinterpret_cast<Bytef *>(gz.data());
+  z.avail_in = static_cast<uInt>(gz.size());
+  std::string out;
+  char buf[1 << 16];
+  int ret;
+  do {
+    z.next_out = reinterpret_cast<Bytef *>(buf);
+    z.avail_out = sizeof(buf);
+    ret = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - z.avail_out);
+  } while (ret == Z_OK);
+  inflateEnd(&z);
+  return out;
+}
+
+size_t instants_named(const std::string &path, const std::string &name) {
+  size_t n = 0;
+  for (const auto &rec : mt::read_fxt(read_file(path)))
+    n += rec.type == 4 && rec.event_type == 0 && rec.name == name;
+  return n;
+}
+
+// SIGINT, SIGTERM and SIGHUP each stop a trace of a storm as it runs
+// (300,000 NOPs: a stop in their midst, and a trace of tens of MB at
+// most) cleanly: exit 0, and the trace, plain or gzipped, is whole and
+// imports cleanly.
+TEST_F(E2eStops, EachStopSignalKeepsAValidTrace) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    for (std::string name : {"t.fxt", "t.fxt.gz"}) {
+      SCOPED_TRACE(std::string(sigabbrev_np(sig)) + " " + name);
+      TempDir dir;
+      Process storm(stopped_nop_storm(300000));
+      Process tracer(mt({"-o", dir.file(name), "-p", std::to_string(storm.pid()), "uring"}));
+      ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+      storm.resume();
+      std::this_thread::sleep_for(200ms);
+      tracer.signal(sig);
+      auto r = tracer.wait(20s);
+      ASSERT_EQ(r.exit_code, 0) << r;
+      EXPECT_TRUE(contains(r.err, "moontrace: wrote ")) << r;
+      auto problems = mt::testing::perfetto_problems_in_file(dir.file(name));
+      EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+      auto dump = run(mt({"dump", dir.file(name)}));
+      EXPECT_EQ(dump.exit_code, 0) << dump.err;
+      EXPECT_TRUE(contains(dump.out, "submit")) << dump.err;
+    }
+}
+
+// A handler that takes 1 ms per event cannot keep up with a NOP storm: the
+// stop still comes on time, the buffered events get 0.5 s, the rest are
+// counted as not processed, and end handlers run.
+TEST_F(E2eStops, BusyHandlerUnderAStormHonoursDuration) {
+  Process storm(endless_storm());
+  auto started = Clock::now();
+  Process tracer(
+      mt({"--duration", "2", script("busy_handler.lua"), "--target", std::to_string(storm.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  auto r = tracer.wait(30s);
+  double took = seconds_since(started);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::fprintf(stderr, "[ measured ] --duration 2 took %.2f s from exec to exit\n", took);
+  EXPECT_LT(took, 2 + 4.0) << r;  // 2 s, startup, and 1 s at most for the stop; generous
+  EXPECT_TRUE(contains(r.err, " not processed")) << r;
+  EXPECT_EQ(values_of(r.out, "handled").size(), 1u) << r;
+}
+
+TEST_F(E2eStops, BusyHandlerUnderAStormHonoursSigint) {
+  Process storm(endless_storm());
+  Process tracer(mt({script("busy_handler.lua"), "--target", std::to_string(storm.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  std::this_thread::sleep_for(1500ms);
+  auto signalled = Clock::now();
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(30s);
+  double took = seconds_since(signalled);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::fprintf(stderr, "[ measured ] SIGINT to exit: %.2f s\n", took);
+  EXPECT_LT(took, 3.0) << r;  // 1 s at most; generous on a shared machine
+  EXPECT_TRUE(contains(r.err, " not processed")) << r;
+  EXPECT_EQ(values_of(r.out, "handled").size(), 1u) << r;
+}
+
+// When the traced work ends by itself, every buffered event is handled,
+// however long that takes: only a requested stop is bounded.
+TEST_F(E2eStops, EndOfTheCommandHandlesEveryBufferedEvent) {
+  auto r = run(mt({"-c", workload("nop_storm") + " 1500", script("busy_handler.lua")}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "handled"), std::vector<uint64_t>{1500}) << r;
+  EXPECT_FALSE(contains(r.err, "not processed")) << r;
+}
+
+// ... unless a stop signal comes while they are handled: then the rest
+// are counted, and moontrace is done within a second.
+TEST_F(E2eStops, StopSignalCutsTheHandlingOfWhatTheCommandLeft) {
+  Process tracer(mt({"-c", workload("nop_storm") + " 20000", script("busy_handler.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  std::this_thread::sleep_for(2s);  // the storm is over; 20 s of handling are buffered
+  auto signalled = Clock::now();
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(30s);
+  double took = seconds_since(signalled);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::fprintf(stderr, "[ measured ] SIGINT to exit: %.2f s\n", took);
+  EXPECT_LT(took, 3.0) << r;
+  EXPECT_TRUE(contains(r.err, " not processed")) << r;
+}
+
+// Ctrl-C while Clang compiles: moontrace leaves at once, with 128 + signal,
+// and the -c command never runs.
+TEST_F(E2eStops, StopSignalDuringTheCompileLeavesAtOnce) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    TempDir dir;
+    Command c = mt({"--no-cache", "-c", "touch " + dir.file("ran"), script("complete.lua")});
+    c.env.push_back({"MOONTRACE_TEST_SLOW_COMPILE_MS", "60000"});
+    Process tracer(c);
+    std::this_thread::sleep_for(1500ms);  // declared, resolved, compiling
+    auto signalled = Clock::now();
+    tracer.signal(sig);
+    auto r = tracer.wait(20s);
+    double took = seconds_since(signalled);
+    EXPECT_EQ(r.exit_code, 128 + sig) << r;
+    EXPECT_EQ(r.err, "moontrace: stopped before tracing began (SIG" +
+                         std::string(sigabbrev_np(sig)) + ")\n");
+    EXPECT_LT(took, 2.0) << r;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "the command ran";
+  }
+}
+
+// A script whose top level never ends is stopped like a compile.
+TEST_F(E2eStops, StopSignalWhileTheScriptDeclaresLeavesAtOnce) {
+  Process tracer(mt({script("busy_body.lua")}));
+  std::this_thread::sleep_for(1s);
+  tracer.signal(SIGHUP);
+  auto r = tracer.wait(10s);
+  EXPECT_EQ(r.exit_code, 128 + SIGHUP) << r;
+  EXPECT_EQ(r.err, "moontrace: stopped before tracing began (SIGHUP)\n");
+}
+
+// A Lua error in a handler ends the run with the error, and the trace
+// drawn so far, the buffered records included, is finished and valid.
+TEST_F(E2eStops, LuaErrorInAHandlerKeepsTheTrace) {
+  TempDir dir;
+  Process storm(stopped_nop_storm(1000));
+  Process tracer(mt({"-o", dir.file("t.fxt"), script("draw_then_error.lua"), "--target",
+                     std::to_string(storm.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  auto r = tracer.wait(20s);
+  EXPECT_EQ(r.exit_code, 1) << r;
+  auto errors = r.err_lines();
+  ASSERT_GE(errors.size(), 2u) << r;
+  EXPECT_TRUE(contains(errors[0], "draw_then_error.lua:12: the 100th completion")) << r;
+  EXPECT_TRUE(contains(errors[1], "moontrace: wrote ")) << r;
+  auto problems = mt::testing::perfetto_problems_in_file(dir.file("t.fxt"));
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  EXPECT_GE(instants_named(dir.file("t.fxt"), "complete"), 100u);
+}
+
+// What was written reaches the file within a second, in whole records: a
+// trace SIGKILLed 2.5 s after its last event holds every event.
+TEST_F(E2eStops, SigkillLeavesAReadableTrace) {
+  TempDir dir;
+  Process storm(stopped_nop_storm(20000));
+  Process tracer(mt({"-o", dir.file("t.fxt"), script("draw_complete.lua"), "--target",
+                     std::to_string(storm.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  ASSERT_EQ(storm.wait(10s).exit_code, 0);
+  std::this_thread::sleep_for(2500ms);
+  tracer.signal(SIGKILL);
+  tracer.wait(10s);
+  std::string trace = read_file(dir.file("t.fxt"));
+  EXPECT_EQ(trace.size() % 8, 0u);
+  size_t completes = 0;
+  ASSERT_NO_THROW({
+    for (const auto &rec : mt::read_fxt(trace))
+      completes += rec.type == 4 && rec.name == "complete";
+  });
+  EXPECT_EQ(completes, 20000u);
+  auto dump = run(mt({"dump", dir.file("t.fxt")}));
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+}
+
+// A gzipped trace is flushed to a block's end every second: what a
+// SIGKILL leaves inflates (without its end) to every record.
+TEST_F(E2eStops, SigkillLeavesAnInflatableGzippedTrace) {
+  TempDir dir;
+  Process storm(stopped_nop_storm(20000));
+  Process tracer(mt({"-o", dir.file("t.fxt.gz"), script("draw_complete.lua"), "--target",
+                     std::to_string(storm.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  ASSERT_EQ(storm.wait(10s).exit_code, 0);
+  std::this_thread::sleep_for(3500ms);
+  tracer.signal(SIGKILL);
+  tracer.wait(10s);
+  std::string trace = inflate_cut_gzip(read_file(dir.file("t.fxt.gz")));
+  EXPECT_EQ(trace.size() % 8, 0u);
+  size_t completes = 0;
+  ASSERT_NO_THROW({
+    for (const auto &rec : mt::read_fxt(trace))
+      completes += rec.type == 4 && rec.name == "complete";
+  });
+  EXPECT_EQ(completes, 20000u);
+}
+
+// The -c command's failure is reported and becomes moontrace's status.
+TEST_F(E2eStops, CommandFailureIsOurs) {
+  auto r = run(mt({"-c", "sh -c 'exit 3'", script("complete.lua")}));
+  EXPECT_EQ(r.exit_code, 3) << r;
+  EXPECT_EQ(r.err_lines(), std::vector<std::string>{"moontrace: the command exited with status 3"});
+  r = run(mt({"-c", "sh -c 'kill -SEGV $$'", script("complete.lua")}));
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r;
+  EXPECT_EQ(r.err_lines(),
+            std::vector<std::string>{
+                "moontrace: the command was killed by signal 11 (Segmentation fault)"});
+}
+
+// The command starts as a shell would start it: no signal ignored (moontrace
+// ignores SIGPIPE) and none blocked.
+TEST_F(E2eStops, CommandStartsWithDefaultSignals) {
+  auto r = run(mt({"-c", "grep -E '^Sig(Ign|Blk)' /proc/self/status", script("complete.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "SigBlk:\t0000000000000000\n")) << r;
+  EXPECT_TRUE(contains(r.out, "SigIgn:\t0000000000000000\n")) << r;
+}
+
+// With -f json the command's output goes to stderr: stdout is JSON only.
+TEST_F(E2eStops, JsonWithCommandKeepsTheCommandOffStdout) {
+  auto r = run(mt({"-f", "json", "-c", "echo hello from the command", script("complete.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  for (const auto &line : lines(r.out))
+    EXPECT_EQ(line.substr(0, 9), "{\"type\":\"") << r;
+  EXPECT_TRUE(contains(r.err, "hello from the command\n")) << r;
+}
+
+// -p stops tracing when the process exits, with what it did.
+TEST_F(E2eStops, PidThatExitsStopsTracing) {
+  Process storm(stopped_nop_storm(300));
+  Process tracer(mt({"-p", std::to_string(storm.pid()), script("complete.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  ASSERT_EQ(storm.wait(10s).exit_code, 0);
+  auto r = tracer.wait(10s);
+  ASSERT_FALSE(r.timed_out) << r;
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 300)) << r;
+}
+
+}  // namespace
+}  // namespace e2e

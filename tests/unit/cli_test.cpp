@@ -1,0 +1,71 @@
+// The command line: values, options given twice, and what is refused.
+#include "runtime/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/error.h"
+
+namespace mt {
+namespace {
+
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "moontrace");
+  std::vector<char *> argv;
+  for (auto &a : args)
+    argv.push_back(a.data());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Cli, DurationIsSecondsUpToAYear) {
+  EXPECT_DOUBLE_EQ(parse({"--duration", "2.5", "demo"}).duration, 2.5);
+  EXPECT_DOUBLE_EQ(parse({"--duration=31536000", "demo"}).duration, 31536000);
+  EXPECT_DOUBLE_EQ(parse({"--duration", "1e-3", "demo"}).duration, 0.001);
+  for (std::string bad :
+       {"nan", "-nan", "inf", "-inf", "0", "-1", "31536001", "1e400", "5s", "", " ", "0x"})
+    EXPECT_EQ(error_of({"--duration", bad, "demo"}),
+              "invalid duration '" + bad +
+                  "' for --duration: expected seconds, more than 0 and at most 31536000 (a year)")
+        << bad;
+}
+
+TEST(Cli, OptionsWithAValueAreGivenOnce) {
+  EXPECT_EQ(error_of({"-c", "true", "--command", "false", "demo"}),
+            "option --command is given twice; give it once");
+  EXPECT_EQ(error_of({"-o", "a", "-o", "a", "demo"}), "option -o is given twice; give it once");
+  EXPECT_EQ(error_of({"--duration", "1", "--duration", "1", "demo"}),
+            "option --duration is given twice; give it once");
+  EXPECT_EQ(error_of({"-f", "json", "--format=json", "demo"}),
+            "option --format is given twice; give it once");
+  EXPECT_EQ(error_of({"-p", "1", "--pid", "1", "demo"}),
+            "option --pid is given twice; give it once");
+  // Flags may repeat: -v -v is more verbose.
+  EXPECT_EQ(parse({"-v", "-v", "demo"}).verbose, 2);
+}
+
+TEST(Cli, CommandMustHaveAWord) {
+  EXPECT_EQ(error_of({"-c", "", "demo"}), "option -c needs a command to run, not ''");
+  EXPECT_EQ(error_of({"-c", " \t", "demo"}), "option -c needs a command to run, not ' \t'");
+  EXPECT_EQ(error_of({"-c", "echo \"x", "demo"}), "unterminated quote in command: echo \"x");
+  EXPECT_EQ(parse({"-c", "''", "demo"}).command, "''");  // one empty word: exec says why
+}
+
+TEST(Cli, PidIsAPositiveInt) {
+  EXPECT_EQ(parse({"-p", "1", "demo"}).pid, 1);
+  for (std::string bad : {"0", "-5", "12x", "", "99999999999", "2147483648"})
+    EXPECT_EQ(error_of({"-p", bad, "demo"}), "invalid pid '" + bad + "' for -p") << bad;
+}
+
+}  // namespace
+}  // namespace mt
