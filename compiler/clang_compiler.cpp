@@ -9,12 +9,15 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <mutex>
 
+#include "compiler/c_generator.h"
 #include "compiler/deref_rewriter.h"
 #include "compiler/embedded_files.h"
 
@@ -60,13 +63,85 @@ class CollectingDiagnostics : public clang::DiagnosticConsumer {
   std::vector<CompileDiagnostic> &out_;
 };
 
+// Refuses `#line` (and `# N "file"` markers) naming a file other than the
+// script's own and the generated code's: LLVM's BTF writer opens the file a
+// line is attributed to, from the real file system, to record its text.
+class LineNameGate : public clang::PPCallbacks {
+ public:
+  LineNameGate(clang::Preprocessor &pp, const std::set<std::string> &allowed)
+      : pp_(pp), allowed_(allowed) {}
+
+  void FileChanged(clang::SourceLocation loc, FileChangeReason reason,
+                   clang::SrcMgr::CharacteristicKind, clang::FileID) override {
+    clang::SourceManager &sm = pp_.getSourceManager();
+    clang::PresumedLoc now = sm.getPresumedLoc(loc);
+    if (loc.isInvalid() || !loc.isFileID() || !now.isValid())
+      return;
+    std::string name = now.getFilename();
+    clang::FileID file = sm.getFileID(loc);
+    if (name == kMainFile || name == kGeneratedFileName || allowed_.count(name))
+      return;  // the program, or a name the engine gave
+    if (file == pp_.getPredefinesFileID() && (name == "<built-in>" || name == "<command line>"))
+      return;  // Clang's own predefined macros
+    if (reason == EnterFile || reason == ExitFile) {
+      clang::OptionalFileEntryRef entry = sm.getFileEntryRefForID(sm.getFileID(loc));
+      if (entry && entry->getName() == name)
+        return;  // an engine header, from the in-memory file system
+    }
+    // Report it where the directive stands, before it renames the file.
+    llvm::StringRef text = sm.getBufferData(file);
+    unsigned offset = sm.getFileOffset(loc);
+    unsigned start = offset > 0 ? offset - 1 : 0;
+    while (start > 0 && text[start - 1] != '\n')
+      start--;
+    clang::DiagnosticsEngine &diags = pp_.getDiagnostics();
+    unsigned id = diags.getCustomDiagID(clang::DiagnosticsEngine::Error,
+                                        "#line may not name the file '%0'; a script's C "
+                                        "cannot refer to other files");
+    diags.Report(sm.getComposedLoc(file, start), id) << name;
+  }
+
+ private:
+  clang::Preprocessor &pp_;
+  const std::set<std::string> &allowed_;
+};
+
+void install_line_gate(clang::CompilerInstance &ci, const std::set<std::string> &allowed) {
+  if (!allowed.empty())
+    ci.getPreprocessor().addPPCallbacks(
+        std::make_unique<LineNameGate>(ci.getPreprocessor(), allowed));
+}
+
+// Compiles to an object, with the #line gate.
+class GatedEmitAction : public clang::EmitObjAction {
+ public:
+  explicit GatedEmitAction(const std::set<std::string> &line_files) : line_files_(line_files) {}
+
+ protected:
+  bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
+    if (!clang::EmitObjAction::BeginSourceFileAction(ci))
+      return false;
+    install_line_gate(ci, line_files_);
+    return true;
+  }
+
+ private:
+  const std::set<std::string> &line_files_;
+};
+
 // Parses the program and hands the AST to the pointer-read rewriter.
 class RewriteAction : public clang::ASTFrontendAction {
  public:
-  RewriteAction(const std::set<std::string> &functions, std::string &out)
-      : functions_(functions), out_(out) {}
+  RewriteAction(const std::set<std::string> &functions, std::string &out,
+                const std::set<std::string> &line_files)
+      : functions_(functions), out_(out), line_files_(line_files) {}
 
  protected:
+  bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
+    install_line_gate(ci, line_files_);
+    return true;
+  }
+
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &,
                                                         llvm::StringRef) override {
     struct Consumer : clang::ASTConsumer {
@@ -84,6 +159,7 @@ class RewriteAction : public clang::ASTFrontendAction {
  private:
   const std::set<std::string> &functions_;
   std::string &out_;
+  const std::set<std::string> &line_files_;
 };
 
 void init_llvm() {
@@ -154,7 +230,7 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
   result.rewritten_source = source;
   if (!options.rewrite_functions.empty()) {
     std::string rewritten;
-    RewriteAction rewrite(options.rewrite_functions, rewritten);
+    RewriteAction rewrite(options.rewrite_functions, rewritten, options.line_files);
     if (!run_action(source, rewrite, false, result.diagnostics, nullptr))
       return result;
     if (!rewritten.empty())
@@ -162,7 +238,7 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
     result.diagnostics.clear();  // the compile below reports the same warnings
   }
   llvm::SmallVector<char, 0> object;
-  clang::EmitObjAction emit;
+  GatedEmitAction emit(options.line_files);
   result.ok = run_action(result.rewritten_source, emit, true, result.diagnostics, &object);
   if (result.ok)
     result.object.assign(object.begin(), object.end());
