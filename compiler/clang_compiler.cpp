@@ -26,6 +26,7 @@ void LLVMInitializeBPFTargetInfo();
 void LLVMInitializeBPFTarget();
 void LLVMInitializeBPFTargetMC();
 void LLVMInitializeBPFAsmPrinter();
+void LLVMInitializeBPFAsmParser();
 }
 
 namespace mt {
@@ -169,6 +170,9 @@ void init_llvm() {
     LLVMInitializeBPFTarget();
     LLVMInitializeBPFTargetMC();
     LLVMInitializeBPFAsmPrinter();
+    // Inline asm in a script is parsed, not an abort; its calls are then
+    // checked like any others.
+    LLVMInitializeBPFAsmParser();
   });
 }
 
