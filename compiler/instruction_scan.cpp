@@ -34,7 +34,9 @@ std::vector<KernelCall> scan_kernel_calls(const ElfObject &object) {
       }
       if ((cls != BPF_JMP && cls != BPF_JMP32) || BPF_OP(insn.code) != BPF_CALL)
         continue;
-      if (cls == BPF_JMP32 || insn.src_reg > BPF_PSEUDO_CALL) {
+      if (cls == BPF_JMP && insn.src_reg == BPF_PSEUDO_KFUNC_CALL) {
+        report(KernelCall::Kind::Kfunc, insn.imm);  // by BTF id, as libbpf would emit it
+      } else if (cls == BPF_JMP32 || insn.src_reg > BPF_PSEUDO_CALL) {
         report(KernelCall::Kind::HandMade, insn.src_reg);
       } else if (insn.src_reg == 0) {
         report(KernelCall::Kind::Helper, insn.imm);

@@ -15,7 +15,7 @@ namespace mt {
 struct KernelCall {
   enum class Kind {
     Helper,    // call of helper `id`
-    Kfunc,     // call of kernel function `symbol`
+    Kfunc,     // call of kernel function `symbol`, or of BTF id `id` when hand-made
     HandMade,  // an instruction Clang does not emit from C; `id` is its src_reg
   };
   Kind kind = Kind::Helper;

@@ -64,9 +64,11 @@ class Checker {
                    call.section, call.offset);
           break;
         case KernelCall::Kind::Kfunc:
-          refuse("the kernel function " + call.symbol +
-                     " (a kfunc) is not allowed in a script; it can only call tracing helpers",
-                 call.section, call.offset);
+          refuse(
+              (call.symbol.empty() ? "a call of kernel function BTF id " + std::to_string(call.id)
+                                   : "the kernel function " + call.symbol) +
+                  " (a kfunc) is not allowed in a script; it can only call tracing helpers",
+              call.section, call.offset);
           break;
         case KernelCall::Kind::HandMade:
           refuse("a hand-made BPF instruction (src_reg " + std::to_string(call.id) +
