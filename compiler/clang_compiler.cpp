@@ -191,28 +191,17 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
   auto diag_ids = llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>();
   clang::DiagnosticsEngine args_diags(diag_ids, diag_options, &collector, false);
 
-  std::vector<const char *> args = {"-triple",
-                                    "bpf",
-                                    "-target-cpu",
-                                    "v3",
-                                    "-O2",
-                                    "-debug-info-kind=constructor",
-                                    "-dwarf-version=5",
-                                    "-nostdsysteminc",
-                                    "-nobuiltininc",
-                                    "-I",
-                                    kIncludeDir,
-                                    "-std=gnu11",
-                                    "-ferror-limit",
-                                    "10",
-                                    "-Wno-unused-value",
-                                    "-Wno-pointer-sign",
-                                    "-Wno-unused-variable",
-                                    "-Wno-gnu-variable-sized-type-not-at-end",
-                                    "-x",
-                                    "c",
-                                    emit_object ? "-emit-obj" : "-fsyntax-only",
-                                    kMainFile};
+  std::vector<const char *> args = {
+      "-triple", "bpf", "-target-cpu", "v3", "-O2", "-debug-info-kind=constructor",
+      "-dwarf-version=5",
+      // LLVM's BTF writer reads each source file for the line
+      // text it records, from the real file system; relative
+      // names (shipped scripts, modules) resolve here, where
+      // nothing is, rather than in the working directory.
+      "-fdebug-compilation-dir=/moontrace", "-nostdsysteminc", "-nobuiltininc", "-I", kIncludeDir,
+      "-std=gnu11", "-ferror-limit", "10", "-Wno-unused-value", "-Wno-pointer-sign",
+      "-Wno-unused-variable", "-Wno-gnu-variable-sized-type-not-at-end", "-x", "c",
+      emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, args_diags))
     return false;

@@ -78,5 +78,28 @@ TEST_F(KernelSandbox, UnderUnsafeDirectivesCompileButSeeNoRealFiles) {
   EXPECT_FALSE(contains(r.err, "root:")) << r;
 }
 
+// LLVM's BTF writer records the text of each line it attributes code to,
+// read from the named file: a shipped script's name must not lead it to a
+// file planted in the working directory.
+TEST_F(KernelSandbox, TheCompilerReadsNoFileNamedLikeAShippedScript) {
+  TempDir dir;
+  std::string secret;
+  for (int i = 1; i <= 40; i++)
+    secret += "PLANTED-SECRET-" + std::to_string(i) + "\n";
+  dir.write("secret", secret);
+  std::filesystem::create_symlink(dir.file("secret"), dir.file("demo.lua"));
+  Command c = mt({"-c", "true", "demo"});
+  c.cwd = dir.path().string();
+  c.env = {{"MOONTRACE_CACHE", dir.file("cache")}};
+  Result r = run(c);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  int objects = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(dir.file("cache"))) {
+    objects++;
+    EXPECT_FALSE(contains(read_file(entry.path().string()), "PLANTED-SECRET"));
+  }
+  EXPECT_GE(objects, 1);
+}
+
 }  // namespace
 }  // namespace e2e
