@@ -9,12 +9,15 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <mutex>
 
+#include "compiler/c_generator.h"
 #include "compiler/deref_rewriter.h"
 #include "compiler/embedded_files.h"
 
@@ -23,6 +26,7 @@ void LLVMInitializeBPFTargetInfo();
 void LLVMInitializeBPFTarget();
 void LLVMInitializeBPFTargetMC();
 void LLVMInitializeBPFAsmPrinter();
+void LLVMInitializeBPFAsmParser();
 }
 
 namespace mt {
@@ -60,13 +64,85 @@ class CollectingDiagnostics : public clang::DiagnosticConsumer {
   std::vector<CompileDiagnostic> &out_;
 };
 
+// Refuses `#line` (and `# N "file"` markers) naming a file other than the
+// script's own and the generated code's: LLVM's BTF writer opens the file a
+// line is attributed to, from the real file system, to record its text.
+class LineNameGate : public clang::PPCallbacks {
+ public:
+  LineNameGate(clang::Preprocessor &pp, const std::set<std::string> &allowed)
+      : pp_(pp), allowed_(allowed) {}
+
+  void FileChanged(clang::SourceLocation loc, FileChangeReason reason,
+                   clang::SrcMgr::CharacteristicKind, clang::FileID) override {
+    clang::SourceManager &sm = pp_.getSourceManager();
+    clang::PresumedLoc now = sm.getPresumedLoc(loc);
+    if (loc.isInvalid() || !loc.isFileID() || !now.isValid())
+      return;
+    std::string name = now.getFilename();
+    clang::FileID file = sm.getFileID(loc);
+    if (name == kMainFile || name == kGeneratedFileName || allowed_.count(name))
+      return;  // the program, or a name the engine gave
+    if (file == pp_.getPredefinesFileID() && (name == "<built-in>" || name == "<command line>"))
+      return;  // Clang's own predefined macros
+    if (reason == EnterFile || reason == ExitFile) {
+      clang::OptionalFileEntryRef entry = sm.getFileEntryRefForID(sm.getFileID(loc));
+      if (entry && entry->getName() == name)
+        return;  // an engine header, from the in-memory file system
+    }
+    // Report it where the directive stands, before it renames the file.
+    llvm::StringRef text = sm.getBufferData(file);
+    unsigned offset = sm.getFileOffset(loc);
+    unsigned start = offset > 0 ? offset - 1 : 0;
+    while (start > 0 && text[start - 1] != '\n')
+      start--;
+    clang::DiagnosticsEngine &diags = pp_.getDiagnostics();
+    unsigned id = diags.getCustomDiagID(clang::DiagnosticsEngine::Error,
+                                        "#line may not name the file '%0'; a script's C "
+                                        "cannot refer to other files");
+    diags.Report(sm.getComposedLoc(file, start), id) << name;
+  }
+
+ private:
+  clang::Preprocessor &pp_;
+  const std::set<std::string> &allowed_;
+};
+
+void install_line_gate(clang::CompilerInstance &ci, const std::set<std::string> &allowed) {
+  if (!allowed.empty())
+    ci.getPreprocessor().addPPCallbacks(
+        std::make_unique<LineNameGate>(ci.getPreprocessor(), allowed));
+}
+
+// Compiles to an object, with the #line gate.
+class GatedEmitAction : public clang::EmitObjAction {
+ public:
+  explicit GatedEmitAction(const std::set<std::string> &line_files) : line_files_(line_files) {}
+
+ protected:
+  bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
+    if (!clang::EmitObjAction::BeginSourceFileAction(ci))
+      return false;
+    install_line_gate(ci, line_files_);
+    return true;
+  }
+
+ private:
+  const std::set<std::string> &line_files_;
+};
+
 // Parses the program and hands the AST to the pointer-read rewriter.
 class RewriteAction : public clang::ASTFrontendAction {
  public:
-  RewriteAction(const std::set<std::string> &functions, std::string &out)
-      : functions_(functions), out_(out) {}
+  RewriteAction(const std::set<std::string> &functions, std::string &out,
+                const std::set<std::string> &line_files)
+      : functions_(functions), out_(out), line_files_(line_files) {}
 
  protected:
+  bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
+    install_line_gate(ci, line_files_);
+    return true;
+  }
+
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &,
                                                         llvm::StringRef) override {
     struct Consumer : clang::ASTConsumer {
@@ -84,6 +160,7 @@ class RewriteAction : public clang::ASTFrontendAction {
  private:
   const std::set<std::string> &functions_;
   std::string &out_;
+  const std::set<std::string> &line_files_;
 };
 
 void init_llvm() {
@@ -93,6 +170,9 @@ void init_llvm() {
     LLVMInitializeBPFTarget();
     LLVMInitializeBPFTargetMC();
     LLVMInitializeBPFAsmPrinter();
+    // Inline asm in a script is parsed, not an abort; its calls are then
+    // checked like any others.
+    LLVMInitializeBPFAsmParser();
   });
 }
 
@@ -111,28 +191,17 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
   auto diag_ids = llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>();
   clang::DiagnosticsEngine args_diags(diag_ids, diag_options, &collector, false);
 
-  std::vector<const char *> args = {"-triple",
-                                    "bpf",
-                                    "-target-cpu",
-                                    "v3",
-                                    "-O2",
-                                    "-debug-info-kind=constructor",
-                                    "-dwarf-version=5",
-                                    "-nostdsysteminc",
-                                    "-nobuiltininc",
-                                    "-I",
-                                    kIncludeDir,
-                                    "-std=gnu11",
-                                    "-ferror-limit",
-                                    "10",
-                                    "-Wno-unused-value",
-                                    "-Wno-pointer-sign",
-                                    "-Wno-unused-variable",
-                                    "-Wno-gnu-variable-sized-type-not-at-end",
-                                    "-x",
-                                    "c",
-                                    emit_object ? "-emit-obj" : "-fsyntax-only",
-                                    kMainFile};
+  std::vector<const char *> args = {
+      "-triple", "bpf", "-target-cpu", "v3", "-O2", "-debug-info-kind=constructor",
+      "-dwarf-version=5",
+      // LLVM's BTF writer reads each source file for the line
+      // text it records, from the real file system; relative
+      // names (shipped scripts, modules) resolve here, where
+      // nothing is, rather than in the working directory.
+      "-fdebug-compilation-dir=/moontrace", "-nostdsysteminc", "-nobuiltininc", "-I", kIncludeDir,
+      "-std=gnu11", "-ferror-limit", "10", "-Wno-unused-value", "-Wno-pointer-sign",
+      "-Wno-unused-variable", "-Wno-gnu-variable-sized-type-not-at-end", "-x", "c",
+      emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, args_diags))
     return false;
@@ -154,7 +223,7 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
   result.rewritten_source = source;
   if (!options.rewrite_functions.empty()) {
     std::string rewritten;
-    RewriteAction rewrite(options.rewrite_functions, rewritten);
+    RewriteAction rewrite(options.rewrite_functions, rewritten, options.line_files);
     if (!run_action(source, rewrite, false, result.diagnostics, nullptr))
       return result;
     if (!rewritten.empty())
@@ -162,7 +231,7 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
     result.diagnostics.clear();  // the compile below reports the same warnings
   }
   llvm::SmallVector<char, 0> object;
-  clang::EmitObjAction emit;
+  GatedEmitAction emit(options.line_files);
   result.ok = run_action(result.rewritten_source, emit, true, result.diagnostics, &object);
   if (result.ok)
     result.object.assign(object.begin(), object.end());

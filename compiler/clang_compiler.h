@@ -25,6 +25,10 @@ struct CompileOptions {
   // Functions whose kernel pointer dereferences must become probe reads
   // (kprobe, tracepoint, raw tracepoint, uprobe programs).
   std::set<std::string> rewrite_functions;
+  // The only file names `#line` may give (with the generated code's own):
+  // LLVM's BTF writer reads the named files for the line text it records.
+  // Empty: any name.
+  std::set<std::string> line_files;
 };
 
 CompileResult compile_bpf(const std::string &source, const CompileOptions &options);

@@ -26,6 +26,9 @@ ScriptLocation locate_expression(const std::string &source, const std::string &e
     for (size_t pos = source.find(expr, from); pos != std::string::npos;
          pos = source.find(expr, pos + 1)) {
       char before = pos > 0 ? source[pos - 1] : 0;
+      // Lua drops the newline that follows a long bracket's opening: [[\n
+      if (before == '\n' && pos > 1 && source[pos - 2] == '[')
+        before = '[';
       char after = pos + expr.size() < source.size() ? source[pos + expr.size()] : 0;
       if ((before == '"' || before == '\'' || before == '[') &&
           (after == '"' || after == '\'' || after == ']'))

@@ -174,7 +174,58 @@ std::vector<char> BpfProgram::pack_params(const std::vector<Param> &params) cons
   return out;
 }
 
+void BpfProgram::check_tracing_only() const {
+  const char *remedy = " (run with --unsafe to allow it)";
+  struct bpf_map *map;
+  bpf_object__for_each_map(map, obj_) {
+    std::string name = bpf_map__name(map);
+    // Pinning writes under /sys/fs/bpf, or shares a map pinned there.
+    if (const char *pin = bpf_map__pin_path(map))
+      throw Error("the script's C pins the map " + name + " at " + pin +
+                  "; maps may not be pinned" + remedy);
+    switch (bpf_map__type(map)) {
+      case BPF_MAP_TYPE_HASH:
+      case BPF_MAP_TYPE_ARRAY:
+      case BPF_MAP_TYPE_PERCPU_HASH:
+      case BPF_MAP_TYPE_PERCPU_ARRAY:
+      case BPF_MAP_TYPE_LRU_HASH:
+      case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+      case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+      case BPF_MAP_TYPE_HASH_OF_MAPS:
+      case BPF_MAP_TYPE_RINGBUF:
+      case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+      case BPF_MAP_TYPE_STACK_TRACE:
+      case BPF_MAP_TYPE_PROG_ARRAY:
+      case BPF_MAP_TYPE_QUEUE:
+      case BPF_MAP_TYPE_STACK:
+      case BPF_MAP_TYPE_TASK_STORAGE:
+      case BPF_MAP_TYPE_BLOOM_FILTER: break;
+      default: {
+        const char *kind = libbpf_bpf_map_type_str(bpf_map__type(map));
+        throw Error("the script's C declares the map " + name + " of type " +
+                    (kind ? kind : std::to_string(bpf_map__type(map))) +
+                    ", which tracing does not use" + remedy);
+      }
+    }
+  }
+  struct bpf_program *prog;
+  bpf_object__for_each_program(prog, obj_) {
+    enum bpf_prog_type type = bpf_program__type(prog);
+    enum bpf_attach_type attach = bpf_program__expected_attach_type(prog);
+    bool tracing =
+        type == BPF_PROG_TYPE_KPROBE || type == BPF_PROG_TYPE_TRACEPOINT ||
+        type == BPF_PROG_TYPE_RAW_TRACEPOINT ||
+        (type == BPF_PROG_TYPE_TRACING &&
+         (attach == BPF_TRACE_FENTRY || attach == BPF_TRACE_FEXIT || attach == BPF_TRACE_RAW_TP));
+    if (!tracing)
+      throw Error(std::string("the program ") + bpf_program__name(prog) + " in section \"" +
+                  bpf_program__section_name(prog) + "\" is not a tracing program" + remedy);
+  }
+}
+
 void BpfProgram::load(const LoadSettings &settings) {
+  if (!settings.unsafe)
+    check_tracing_only();
   int cpus = libbpf_num_possible_cpus();
   if (struct bpf_map *rings = bpf_object__find_map_by_name(obj_, "mt_rings"))
     bpf_map__set_max_entries(rings, cpus);

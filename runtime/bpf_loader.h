@@ -18,6 +18,7 @@ struct LoadSettings {
   std::vector<char> params;  // struct mt_params bytes, laid out per the object's BTF
   bool filter_targets = false;
   bool verbose = false;  // keep the kernel's verifier log in errors
+  bool unsafe = false;   // --unsafe: maps may be pinned, programs of any type load
 };
 
 class BpfProgram {
@@ -50,6 +51,10 @@ class BpfProgram {
   size_t program_count() const;
 
  private:
+  // Without --unsafe: refuses pinned maps, map kinds tracing does not use
+  // and programs that are not tracing programs.
+  void check_tracing_only() const;
+
   struct bpf_object *obj_ = nullptr;
   const GeneratedProgram &generated_;
   const Declaration &decl_;

@@ -44,9 +44,11 @@ Engine options (before SCRIPT):
                         lost events per interval, show verifier logs
       --emit-c          print the generated C and exit (no root needed)
       --no-cache        compile even if a cached object exists
-      --unsafe          give the script os, io, load, dofile and debug,
-                        and let fxt{file=} name a path outside the
-                        working directory
+      --unsafe          give the script os, io, load, dofile and debug, let
+                        fxt{file=} name a path outside the working
+                        directory, and let its C call any BPF helper or
+                        kfunc, define programs and maps, and use
+                        preprocessor directives
   -h, --help            show this help
   -V, --version         show the version
 

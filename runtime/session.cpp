@@ -22,9 +22,11 @@
 #include "compiler/c_generator.h"
 #include "compiler/clang_compiler.h"
 #include "compiler/error.h"
+#include "compiler/expression_policy.h"
 #include "compiler/object_cache.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/source_locator.h"
+#include "compiler/tracing_policy.h"
 #include "runtime/bpf_loader.h"
 #include "runtime/child_process.h"
 #include "runtime/cli.h"
@@ -102,8 +104,8 @@ CompileResult compile_unless_stopped(const std::string &source, const CompileOpt
   return std::move(job->result);
 }
 
-std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Options &options,
-                                     const ScriptSource &script) {
+std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
+                                     const Options &options, const ScriptSource &script) {
   ObjectCache cache(ObjectCache::default_directory());
   std::string key = ObjectCache::key_for(generated.source);
   if (!options.no_cache)
@@ -116,6 +118,7 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
   for (const auto &p : generated.probes)
     if (!p.name.has_direct_btf_access())
       compile_options.rewrite_functions.insert(p.program);
+  compile_options.line_files = source_files(decl);
   CompileResult result = compile_unless_stopped(generated.source, compile_options);
   if (!result.ok) {
     // An expression appears twice in generated C (record type and value):
@@ -438,6 +441,8 @@ int run(const Options &options) {
     input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
   if (!decl.trace_file.empty())
     input.rename_format = kernel.tracepoint("task", "task_rename");
+  if (!options.unsafe)
+    check_no_directives(decl);
   GeneratedProgram generated = generate_c(input);
   if (options.emit_c) {
     std::fputs(generated.source.c_str(), stdout);
@@ -445,8 +450,12 @@ int run(const Options &options) {
   }
 
   std::vector<char> object;
-  if (!resolution.probes.empty())
-    object = compile_with_cache(generated, options, script.source());
+  if (!resolution.probes.empty()) {
+    object = compile_with_cache(generated, decl, options, script.source());
+    // Cached objects too: the same C may have been compiled under --unsafe.
+    if (!options.unsafe)
+      check_tracing_only({object.data(), object.size()}, generated, decl);
+  }
   stop_if_signalled_before_tracing();
 
   std::unique_ptr<ChildProcess> child;
@@ -474,6 +483,7 @@ int run(const Options &options) {
     }
     stop_if_signalled_before_tracing();
   };
+  settings.unsafe = options.unsafe;
   if (!resolution.probes.empty()) {
     program = std::make_unique<BpfProgram>(object, generated, decl);
     for (const auto &p : generated.probes)

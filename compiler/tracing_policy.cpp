@@ -1,0 +1,160 @@
+#include "compiler/tracing_policy.h"
+
+#include <elf.h>
+
+#include <optional>
+#include <set>
+
+#include "compiler/bpf_elf.h"
+#include "compiler/btf_line_info.h"
+#include "compiler/error.h"
+#include "compiler/helper_policy.h"
+#include "compiler/instruction_scan.h"
+
+namespace mt {
+
+namespace {
+
+constexpr const char *kRemedy = "(run with --unsafe to allow it)";
+
+// Sections libbpf loads as the program types the engine generates.
+bool tracing_section(const std::string &name) {
+  for (const char *prefix : {"tracepoint/", "tp_btf/", "raw_tp/", "kprobe/", "kretprobe/",
+                             "fentry/", "fexit/", "uprobe", "uretprobe"})
+    if (name.rfind(prefix, 0) == 0)
+      return true;
+  return false;
+}
+
+class Checker {
+ public:
+  Checker(std::string_view object, const GeneratedProgram &generated, const Declaration &decl)
+      : elf_(object), generated_(generated), decl_(decl) {
+    engine_programs_.insert(generated.follow_program);
+    engine_programs_.insert(generated.naming_programs.begin(), generated.naming_programs.end());
+    for (const auto &p : generated.probes)
+      engine_programs_.insert(p.attached_program);
+  }
+
+  void check_programs() {
+    for (const ElfSection &section : elf_.sections()) {
+      if (!section.executable() || section.name == ".text")
+        continue;
+      for (const ElfSymbol &sym : elf_.symbols()) {
+        if (sym.section != section.index || sym.type != STT_FUNC)
+          continue;
+        if (!engine_programs_.count(sym.name))
+          refuse("the script's C defines a BPF program of its own, '" + sym.name +
+                     "' in section \"" + section.name + "\"; only moontrace's probes may load",
+                 section.name, uint32_t(sym.value));
+        if (!tracing_section(section.name))
+          refuse("the script's C moves the program " + sym.name + " to section \"" + section.name +
+                     "\", which does not trace",
+                 section.name, uint32_t(sym.value));
+      }
+    }
+  }
+
+  void check_calls() {
+    for (const KernelCall &call : scan_kernel_calls(elf_)) {
+      switch (call.kind) {
+        case KernelCall::Kind::Helper:
+          if (!helper_allowed(call.id))
+            refuse(describe_helper(call.id) + " is not allowed in a script; it can only trace",
+                   call.section, call.offset);
+          break;
+        case KernelCall::Kind::Kfunc:
+          refuse(
+              (call.symbol.empty() ? "a call of kernel function BTF id " + std::to_string(call.id)
+                                   : "the kernel function " + call.symbol) +
+                  " (a kfunc) is not allowed in a script; it can only call tracing helpers",
+              call.section, call.offset);
+          break;
+        case KernelCall::Kind::HandMade:
+          refuse("a hand-made BPF instruction (src_reg " + std::to_string(call.id) +
+                     ") is not allowed in a script",
+                 call.section, call.offset);
+          break;
+      }
+    }
+  }
+
+ private:
+  static std::string describe_helper(long id) {
+    std::string name = helper_name(id);
+    if (name.rfind("bpf_", 0) == 0)
+      return name + " (helper " + std::to_string(id) + ")";
+    return "BPF " + name;
+  }
+
+  // The script line of the instruction, else the probe whose program holds
+  // it, else nothing.
+  [[noreturn]] void refuse(const std::string &message, const std::string &section,
+                           uint32_t offset) {
+    std::string text = message + " " + kRemedy;
+    if (!line_info_)
+      line_info_.emplace(elf_);
+    if (auto line = line_info_->find(section, offset); line && script_file(line->file))
+      throw Error(text, {script_name(line->file), line->line, 0});
+    if (const ProbeDecl *probe = probe_of(section, offset))
+      throw Error(probe_label_ + ": " + text, probe->where);
+    throw Error(text);
+  }
+
+  // Whether a line-info file name is one of the script's files (not the
+  // generated scaffolding or an engine header).
+  bool script_file(const std::string &file) const { return !script_name(file).empty(); }
+
+  // The name the script's declaration uses for a line-info file name,
+  // which Clang may have made absolute; "" when it is no script file.
+  std::string script_name(const std::string &file) const {
+    for (const auto &probe : decl_.probes) {
+      const std::string &name = probe.where.file;
+      if (name.empty())
+        continue;
+      if (file == name || (file.size() > name.size() &&
+                           file.compare(file.size() - name.size(), name.size(), name) == 0 &&
+                           file[file.size() - name.size() - 1] == '/'))
+        return name;
+    }
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".lua") == 0)
+      return file;  // a module's expression
+    return "";
+  }
+
+  const ProbeDecl *probe_of(const std::string &section, uint32_t offset) {
+    std::string program;
+    for (const ElfSymbol &sym : elf_.symbols()) {
+      const ElfSection *s =
+          sym.section < elf_.sections().size() ? &elf_.sections()[sym.section] : nullptr;
+      if (s && s->name == section && sym.type == STT_FUNC && offset >= sym.value &&
+          offset < sym.value + sym.size)
+        program = sym.name;
+    }
+    for (const auto &p : generated_.probes)
+      if (p.attached_program == program && p.decl_id >= 0 &&
+          size_t(p.decl_id) < decl_.probes.size()) {
+        probe_label_ = p.probe_name;
+        return &decl_.probes[p.decl_id];
+      }
+    return nullptr;
+  }
+
+  ElfObject elf_;
+  const GeneratedProgram &generated_;
+  const Declaration &decl_;
+  std::set<std::string> engine_programs_;
+  std::optional<BtfLineInfo> line_info_;
+  std::string probe_label_;
+};
+
+}  // namespace
+
+void check_tracing_only(std::string_view object, const GeneratedProgram &generated,
+                        const Declaration &decl) {
+  Checker checker(object, generated, decl);
+  checker.check_programs();
+  checker.check_calls();
+}
+
+}  // namespace mt
