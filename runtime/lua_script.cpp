@@ -97,8 +97,12 @@ bool parse_string_capture(const std::string &text, std::string &inner, int &size
 }
 
 // Lua's own messages may span lines (require lists every path it tried):
-// the first line is the error, the rest is detail for -v.
-Error lua_error_to_one_line(const std::string &message) {
+// the first line is the error, the rest is detail for -v. Running out of
+// the state's memory says where and how much instead of Lua's bare words.
+Error lua_error_to_one_line(lua_State *L, const std::string &message) {
+  if (message == "not enough memory")
+    if (std::string refusal = memory_refusal(L); !refusal.empty())
+      return Error(refusal);
   size_t newline = message.find('\n');
   if (newline == std::string::npos)
     return Error(message);
@@ -130,6 +134,24 @@ struct LuaApi {
     auto *s = static_cast<LuaScript *>(lua_touserdata(L, -1));
     lua_pop(L, 1);
     return *s;
+  }
+
+  // Raises the message on top of the stack, with the caller's place.
+  static int raise_where(lua_State *L) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+
+  // Declaring is for the script's body: once it has run, the program is
+  // generated and loaded, and a map or probe declared later has none.
+  static void only_while_declaring(lua_State *L, const char *what) {
+    if (self(L).declared_)
+      luaL_error(L,
+                 "%s declares; call it in the script's body, not in a handler (what the script "
+                 "traces is fixed once it starts)",
+                 what);
   }
 
   static ScriptLocation caller(lua_State *L) {
@@ -517,6 +539,7 @@ struct LuaApi {
 
   // probe(NAME | {NAME, ALTERNATIVE...}, [SPEC], [HANDLER])
   static int probe(lua_State *L) {
+    only_while_declaring(L, "probe()");
     LuaScript &s = self(L);
     ProbeDecl p;
     p.id = static_cast<int>(s.decl_.probes.size());
@@ -550,6 +573,7 @@ struct LuaApi {
   // map{name=, type="hash", key="u32" | {field="type", ...}, value="u64",
   //     size=10240, print=false} -> map object
   static int map(lua_State *L) {
+    only_while_declaring(L, "map{}");
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     MapDecl m;
@@ -620,6 +644,11 @@ struct LuaApi {
   // count{}, sum{value=}, min{}, max{}, avg{}, stats{}, hist{}, lhist{min=,
   // max=, step=}; each takes name=, by=, unit=, size=, print=.
   static int aggregation(lua_State *L) {
+    if (self(L).declared_) {
+      auto kind = static_cast<AggKind>(lua_tointeger(L, lua_upvalueindex(1)));
+      lua_pushfstring(L, "%s{}", agg_kind_name(kind));
+      only_while_declaring(L, lua_tostring(L, -1));
+    }
     LuaScript &s = self(L);
     AggregationDecl a;
     a.id = static_cast<int>(s.decl_.aggregations.size());
@@ -685,6 +714,7 @@ struct LuaApi {
   //          size=}, [HANDLER]): two probes and a map between them; `carry`
   //          values taken at start (after start_action) are start.NAME at stop.
   static int latency(lua_State *L) {
+    only_while_declaring(L, "latency{}");
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     LatencyDecl lat;
@@ -753,6 +783,7 @@ struct LuaApi {
 
   // param(NAME, {type=, default=, help=, short=}) -> value
   static int param(lua_State *L) {
+    only_while_declaring(L, "param()");
     LuaScript &s = self(L);
     Param p;
     p.name = luaL_checkstring(L, 1);
@@ -826,7 +857,9 @@ struct LuaApi {
     for (int i = 1; i <= n; i++) {
       if (i > 1)
         line += '\t';
-      line += luaL_tolstring(L, i, nullptr);
+      size_t len;
+      const char *text = luaL_tolstring(L, i, &len);
+      line.append(text, len);  // whole: strings may hold NUL bytes
       lua_pop(L, 1);
     }
     s.output_.printed(line + "\n");
@@ -869,9 +902,21 @@ struct LuaApi {
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     if (s.output_.json()) {
-      std::string type = optional_string(L, 1, "type", "report");
-      lua_getfield(L, 1, "data");
-      s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + lua_to_json(L, -1) + "}\n");
+      bool converted = false;
+      {
+        std::string type = optional_string(L, 1, "type", "report");
+        lua_getfield(L, 1, "data");
+        try {
+          std::string data = lua_to_json(L, -1);
+          s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + data + "}\n");
+          converted = true;
+        } catch (const Error &e) {
+          lua_pushfstring(L, "report '%s': %s", type.c_str(), e.what());
+        }
+      }
+      // Raised once the C++ values above are gone: lua_error does not unwind them.
+      if (!converted)
+        return raise_where(L);
       lua_pop(L, 1);
     } else {
       std::string text = optional_string(L, 1, "text", "");
@@ -1057,6 +1102,7 @@ struct LuaApi {
   }
 
   static int aggregation_print(lua_State *L) {
+    kernel_maps(L);
     self(L).print_aggregation(handle_id(L, kAggregationType));
     return 0;
   }
@@ -1127,7 +1173,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
 }
 
 LuaScript::~LuaScript() {
-  lua_close(L_);
+  close_sandboxed_state(L_);
 }
 
 KernelFacts &LuaScript::kernel() {
@@ -1145,8 +1191,9 @@ void LuaScript::declare() {
       lua_pcall(L_, 0, 0, 0) != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
     lua_pop(L_, 1);
-    throw lua_error_to_one_line(message);
+    throw lua_error_to_one_line(L_, message);
   }
+  declared_ = true;
 }
 
 void LuaScript::print_aggregation(int id) {
@@ -1163,7 +1210,7 @@ void LuaScript::call_handler_on_stack(int nargs) {
   if (lua_pcall(L_, nargs, 0, 0) != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in handler";
     lua_pop(L_, 1);
-    throw lua_error_to_one_line(message);
+    throw lua_error_to_one_line(L_, message);
   }
 }
 
