@@ -4,10 +4,8 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <lua.hpp>
 #include <set>
-#include <sstream>
 
 #include "compiler/c_generator.h"
 #include "compiler/error.h"
@@ -17,6 +15,7 @@
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_json.h"
 #include "runtime/output.h"
+#include "runtime/script_file.h"
 #include "runtime/script_params.h"
 
 namespace mt {
@@ -112,17 +111,19 @@ Error lua_error_to_one_line(lua_State *L, const std::string &message) {
 }  // namespace
 
 ScriptSource load_script_source(const std::string &name) {
-  std::ifstream file(name);
-  if (file) {
-    std::stringstream text;
-    text << file.rdbuf();
-    return {name, text.str()};
-  }
   std::string builtin =
       name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
-  if (name.find('/') == std::string::npos)
-    if (const char *text = embedded_lua(builtin, kScriptFiles))
-      return {builtin, text};
+  const char *shipped =
+      name.find('/') == std::string::npos ? embedded_lua(builtin, kScriptFiles) : nullptr;
+  try {
+    if (auto text = read_script_file(name))
+      return {name, *text};
+  } catch (const Error &) {
+    if (!shipped)
+      throw;  // a directory named like a shipped script does not hide it
+  }
+  if (shipped)
+    return {builtin, shipped};
   throw Error("cannot read script '" + name +
               "': no such file, and no shipped script by that name (try 'moontrace list')");
 }

@@ -250,6 +250,14 @@ int run(const Options &options) {
     std::fputs(params_help(options.script, decl.params).c_str(), stdout);
     return 0;
   }
+  if (decl.probes.empty()) {
+    ScriptLocation where;
+    where.file = script.source().path;
+    throw Error(
+        "declares no probe, so there is nothing to trace (see 'Writing a script' in "
+        "the README)",
+        where);
+  }
   // Files open before anything is attached. A script that draws writes a
   // trace, which -o names; its text then goes to stdout.
   std::unique_ptr<FxtSink> trace;
