@@ -12,7 +12,9 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
+#include <pthread.h>
 
+#include <exception>
 #include <mutex>
 
 #include "compiler/deref_rewriter.h"
@@ -146,9 +148,56 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
   return ok && !compiler->getDiagnostics().hasErrorOccurred();
 }
 
+// Clang and LLVM recurse once per level of an expression's tree: a filter
+// of thousands of terms overflows an 8 MiB main-thread stack. The compile
+// runs on a thread whose stack is reserved large (pages are only touched
+// as deep as it goes); the script front end bounds expressions below what
+// this survives.
+constexpr size_t kCompilerStackBytes = size_t(512) << 20;
+
+template <typename F>
+void run_with_large_stack(F &&work) {
+  struct Job {
+    F *work;
+    std::exception_ptr error;
+  } job{&work, nullptr};
+  auto entry = [](void *arg) -> void * {
+    auto *j = static_cast<Job *>(arg);
+    try {
+      (*j->work)();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = pthread_attr_init(&attr) == 0 &&
+                 pthread_attr_setstacksize(&attr, kCompilerStackBytes) == 0 &&
+                 pthread_create(&thread, &attr, entry, &job) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) {
+    work();  // no thread to be had: the main stack, as before
+    return;
+  }
+  pthread_join(thread, nullptr);
+  if (job.error)
+    std::rethrow_exception(job.error);
+}
+
+CompileResult compile_in_this_thread(const std::string &source, const CompileOptions &options);
+
 }  // namespace
 
 CompileResult compile_bpf(const std::string &source, const CompileOptions &options) {
+  CompileResult result;
+  run_with_large_stack([&] { result = compile_in_this_thread(source, options); });
+  return result;
+}
+
+namespace {
+
+CompileResult compile_in_this_thread(const std::string &source, const CompileOptions &options) {
   init_llvm();
   CompileResult result;
   result.rewritten_source = source;
@@ -169,4 +218,5 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
   return result;
 }
 
+}  // namespace
 }  // namespace mt

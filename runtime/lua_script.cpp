@@ -23,6 +23,7 @@ namespace mt {
 namespace {
 
 constexpr const char *kSelfKey = "moontrace.script";
+constexpr size_t kMaxExpressionBytes = 16 << 10;
 constexpr const char *kAggregationType = "moontrace.aggregation";
 constexpr const char *kMapType = "moontrace.map";
 
@@ -168,6 +169,13 @@ struct LuaApi {
   }
 
   static Expression expression(lua_State *L, const std::string &text, const ScriptLocation &where) {
+    // Compile time grows faster than the text (20,000 terms take Clang 25
+    // s); longer tests belong in a map.
+    if (text.size() > kMaxExpressionBytes)
+      luaL_error(L,
+                 "a C expression of %d bytes; at most %d are allowed (to test many values, keep "
+                 "them in a map and use map_has)",
+                 (int)text.size(), (int)kMaxExpressionBytes);
     LuaScript &s = self(L);
     Expression e{text, where};
     if (where.file == s.source_.path)
