@@ -741,6 +741,22 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   for (size_t i = 0; i < resolved.size(); i++)
     if (resolved[i].name.kind == ProbeKind::Tracepoint)
       by_event[resolved[i].name.to_string()].push_back(i);
+  // One program runs them all: LLVM's 16-bit jumps give up near 32K
+  // instructions (about 150 light probes, 1000 trip an LLVM abort), and the
+  // verifier's budget is per program. Well below, and the same everywhere:
+  for (const auto &[event, probes] : by_event)
+    if (probes.size() > kMaxProbesPerTracepoint) {
+      const ProbeDecl &over = in.decl->probes[resolved[probes[kMaxProbesPerTracepoint]].decl_id];
+      throw Error(event + " has " + std::to_string(probes.size()) + " probes; at most " +
+                      std::to_string(kMaxProbesPerTracepoint) +
+                      " fit in the one program a tracepoint runs (merge them: one probe can "
+                      "test many values with a map)",
+                  over.where);
+    }
+  if (resolved.size() > kMaxPrograms)
+    throw Error(std::to_string(resolved.size()) + " probes; at most " +
+                    std::to_string(kMaxPrograms) + " programs are loaded for one script",
+                in.decl->probes[resolved[kMaxPrograms].decl_id].where);
   for (size_t i = 0; i < resolved.size(); i++) {
     bool shared = resolved[i].name.kind == ProbeKind::Tracepoint &&
                   by_event[resolved[i].name.to_string()].size() > 1;

@@ -13,6 +13,11 @@ namespace mt {
 // The file name generated scaffolding is attributed to in diagnostics.
 inline constexpr const char *kGeneratedFileName = "<moontrace>";
 
+// Probes on one tracepoint share one program; a script loads at most
+// kMaxPrograms probes (each a program, or a function of a shared one).
+inline constexpr size_t kMaxProbesPerTracepoint = 64;
+inline constexpr size_t kMaxPrograms = 2048;
+
 struct GeneratedProbe {
   int decl_id = 0;
   std::string program;  // the probe's function, e.g. mt_probe_3

@@ -9,6 +9,7 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
@@ -19,6 +20,7 @@
 
 #include "compiler/deref_rewriter.h"
 #include "compiler/embedded_files.h"
+#include "compiler/error.h"
 
 extern "C" {
 void LLVMInitializeBPFTargetInfo();
@@ -88,9 +90,19 @@ class RewriteAction : public clang::ASTFrontendAction {
   std::string &out_;
 };
 
+// LLVM reports a program it cannot emit (a jump beyond 16 bits in a huge
+// program) as fatal and would abort. The compile runs on its own thread
+// and the process ends after the error, so unwinding out of LLVM is safe
+// enough: the error becomes one line like any other.
+void on_llvm_fatal_error(void *, const char *reason, bool) {
+  throw Error(std::string("the BPF back end cannot emit the generated program (LLVM: ") + reason +
+              "); make it smaller: fewer probes on one tracepoint, or shorter actions");
+}
+
 void init_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
+    llvm::install_fatal_error_handler(on_llvm_fatal_error, nullptr);
     LLVMInitializeBPFTargetInfo();
     LLVMInitializeBPFTarget();
     LLVMInitializeBPFTargetMC();
@@ -144,7 +156,15 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
   compiler->createFileManager(fs);
   if (object)
     compiler->setOutputStream(std::make_unique<llvm::raw_svector_ostream>(*object));
-  bool ok = compiler->ExecuteAction(action);
+  bool ok;
+  try {
+    ok = compiler->ExecuteAction(action);
+  } catch (...) {
+    // Out of an LLVM fatal error (on_llvm_fatal_error): its objects are
+    // half torn and crash if destroyed. The process is ending; leave them.
+    compiler.release();
+    throw;
+  }
   return ok && !compiler->getDiagnostics().hasErrorOccurred();
 }
 
@@ -211,8 +231,13 @@ CompileResult compile_in_this_thread(const std::string &source, const CompileOpt
     result.diagnostics.clear();  // the compile below reports the same warnings
   }
   llvm::SmallVector<char, 0> object;
-  clang::EmitObjAction emit;
-  result.ok = run_action(result.rewritten_source, emit, true, result.diagnostics, &object);
+  auto emit = std::make_unique<clang::EmitObjAction>();
+  try {
+    result.ok = run_action(result.rewritten_source, *emit, true, result.diagnostics, &object);
+  } catch (...) {
+    emit.release();  // as the compiler instance: torn by a fatal error
+    throw;
+  }
   if (result.ok)
     result.object.assign(object.begin(), object.end());
   return result;
