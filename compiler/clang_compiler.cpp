@@ -139,6 +139,7 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
                                     "-std=gnu11",
                                     "-ferror-limit",
                                     "10",
+                                    "-Werror=division-by-zero",
                                     "-Wno-unused-value",
                                     "-Wno-pointer-sign",
                                     "-Wno-unused-variable",

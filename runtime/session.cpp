@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -58,17 +59,42 @@ void install_signal_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-// "file:line:col: error: message", the script's line, and a caret.
-std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &script) {
-  std::string out = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
-                    (d.is_error ? "error: " : "warning: ") + d.message + "\n";
-  if (d.file == script.path) {
-    std::string line = source_line(script.text, d.line);
-    out += "  " + line + "\n  ";
-    for (int i = 1; i < d.column && i <= (int)line.size(); i++)
-      out += line[i - 1] == '\t' ? '\t' : ' ';
-    out += "^\n";
+// `text` and a caret under its column (1-based); a long line is shown
+// around the column only.
+std::string with_caret(std::string text, int column) {
+  constexpr int kShown = 100;
+  if ((int)text.size() > kShown) {
+    int from = std::max(0, std::min(column - 1 - kShown / 2, (int)text.size() - kShown));
+    text = (from > 0 ? "..." : "") + text.substr(from, kShown) +
+           (from + kShown < (int)text.size() ? "..." : "");
+    column -= from - (from > 0 ? 3 : 0);
   }
+  std::string out = "  " + text + "\n  ";
+  for (int i = 1; i < column && i <= (int)text.size(); i++)
+    out += text[i - 1] == '\t' ? '\t' : ' ';
+  return out + "^\n";
+}
+
+// "file:line:col: error: message", the script's line, and a caret. An
+// expression the script built at run time is shown itself, as the column
+// counts in it; an error in the C generated around the script's
+// expressions names the declaration it was generated for.
+std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &script,
+                              const GeneratedProgram &generated, const std::string &compiled) {
+  std::string kind = d.is_error ? "error: " : "warning: ";
+  auto built = generated.built_expressions.find({d.file, d.line});
+  if (built != generated.built_expressions.end())
+    return d.file + ":" + std::to_string(d.line) + ": " + kind + d.message +
+           ", in the C expression built there:\n" + with_caret(built->second, d.column);
+  if (d.file != script.path && d.line > 0)
+    if (auto decl = declaration_at_generated_line(compiled, d.file, d.line))
+      return decl->file + ":" + std::to_string(decl->line) + ": " + kind + d.message +
+             " (in the C generated for this declaration: check its expressions' types; -v shows "
+             "the C)\n";
+  std::string out = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
+                    kind + d.message + "\n";
+  if (d.file == script.path)
+    out += with_caret(source_line(script.text, d.line), d.column);
   return out;
 }
 
@@ -93,17 +119,19 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
     std::string text;
     std::set<std::string> seen;
     for (const auto &d : result.diagnostics) {
-      std::string rendered = render_diagnostic(d, script);
+      std::string rendered = render_diagnostic(d, script, generated, result.rewritten_source);
       if (d.is_error && seen.size() < 3 && seen.insert(rendered).second)
         text += rendered;
     }
     if (text.empty())
       text = "the generated C did not compile\n";
     std::string detail = options.verbose ? "generated C:\n" + result.rewritten_source : "";
-    // Errors in scaffolding, not in the script, are moontrace's own bugs.
+    // Errors in scaffolding no declaration accounts for are moontrace's own bugs.
     bool in_script = false;
     for (const auto &d : result.diagnostics)
-      in_script |= d.is_error && d.file == script.path;
+      in_script |=
+          d.is_error && (d.file == script.path ||
+                         declaration_at_generated_line(result.rewritten_source, d.file, d.line));
     if (!in_script)
       text += "(this is a moontrace bug: the error is in generated code; run with -v to see it)\n";
     throw Error(text.substr(0, text.size() - 1), {}, detail);
