@@ -30,7 +30,10 @@ const Builtin kBuiltins[] = {
     {"nsecs", "extern __u64 nsecs;", "__u64 nsecs = bpf_ktime_get_ns();"},
     {"cpu", "extern __u32 cpu;", "__u32 cpu = bpf_get_smp_processor_id();"},
     {"cgroup", "extern __u64 cgroup;", "__u64 cgroup = bpf_get_current_cgroup_id();"},
-    {"comm", "extern char comm[16];", "char comm[16]; bpf_get_current_comm(comm, sizeof(comm));"},
+    // Zeroed first: what follows the name's NUL must not tell equal names apart in keys.
+    {"comm", "extern char comm[16];",
+     "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); bpf_get_current_comm(comm, "
+     "sizeof(comm));"},
 };
 
 // Identifiers in `text` that are not member names (not after . or ->).
@@ -577,6 +580,13 @@ class ProbeWriter {
                   dst + ", sizeof(" + dst + "), (const void *)(";
       out_.expression(c.expr);
       out_ << "));\n";
+    } else if (field && field->array_len > 0 && prefix != "__r->" &&
+               field->type.find("char") != std::string::npos) {
+      // A name in a key (args.comm, args.rwbs): up to its NUL only, into the
+      // zeroed key. Tracepoints copy a whole array, and what follows the NUL
+      // is left from an earlier, longer name: equal names must be equal keys.
+      out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), " + c.expr.text +
+                  ");\n";
     } else if ((field && field->array_len > 0) || c.expr.text == "comm") {
       out_ << "  __builtin_memcpy(" + dst + ", " + c.expr.text + ", sizeof(" + dst + "));\n";
     } else if (carried(rp, c.expr.text)) {
