@@ -245,8 +245,8 @@ size_t TraceFileReader::read(char *buf, size_t size) {
       if (z.avail_in == 0 || inflateReset(&z) != Z_OK)
         ended_ = true;
     } else if (ret == Z_BUF_ERROR && at_end_of_file && produced == 0) {
-      throw Error("the gzip stream ends early, cut short after " + std::to_string(inflated_) +
-                  " bytes");
+      throw Error("the gzip stream ends early: the file is cut short (" +
+                  std::to_string(inflated_) + " bytes inflated)");
     } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
       throw Error("damaged gzip stream (" + std::to_string(inflated_) +
                   " bytes inflated before the damage)");
