@@ -156,7 +156,14 @@ class Reader {
     r.name = inline_string(s, field(header, 32, 46), "string");
     if (r.index == 0)
       return false;  // index 0 is reserved: the empty string
-    strings_[r.index] = r.name;
+    std::string &slot = strings_[r.index];
+    string_bytes_ += r.name.size() - slot.size();
+    // 32767 strings of 32 KiB would be 1 GiB: no trace of ours needs more
+    // than a sliver of that, and reading must stay within bounded memory.
+    if (string_bytes_ > kMaxStringTableBytes)
+      fail(rec_, "the string table holds more than " + std::to_string(kMaxStringTableBytes >> 20) +
+                     " MiB");
+    slot = r.name;
     return true;
   }
 
@@ -259,7 +266,9 @@ class Reader {
   std::string b_;     // the record being read
   uint64_t rec_ = 0;  // its offset in the trace
   size_t arg_ = 0;    // 1-based number of the argument being read, or 0
+  static constexpr size_t kMaxStringTableBytes = size_t(64) << 20;
   std::unordered_map<uint32_t, std::string> strings_;
+  size_t string_bytes_ = 0;  // of the texts in strings_
   std::array<std::optional<std::pair<uint64_t, uint64_t>>, 256> threads_;
 };
 

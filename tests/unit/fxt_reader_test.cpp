@@ -345,6 +345,25 @@ TEST(FxtReader, ReadsFromASourceInPiecesOfAnySize) {
   }
 }
 
+// The string table is bounded: 32767 strings of 32 KiB would take 1 GiB.
+TEST(FxtReader, TheStringTableHoldsAtMost64MiB) {
+  Words w = Words{kMagic};
+  std::string big(32752, 's');  // the longest: a record is at most 4095 words
+  for (uint64_t i = 1; i <= 2100; i++) {
+    Words r = string_record(i, big);
+    w.insert(w.end(), r.begin(), r.end());
+  }
+  size_t over = (64 << 20) / big.size() + 1;  // the string that passes 64 MiB
+  EXPECT_EQ(error_of(w), "offset " + std::to_string(8 + (over - 1) * (8 + big.size())) +
+                             ": the string table holds more than 64 MiB");
+  Words same = Words{kMagic};  // one index rewritten: the old text goes
+  for (int i = 0; i < 2100; i++) {
+    Words r = string_record(1, big);
+    same.insert(same.end(), r.begin(), r.end());
+  }
+  EXPECT_EQ(error_of(same), "(no error)");
+}
+
 // An error of the source itself (a damaged gzip stream) comes after every
 // record before it.
 TEST(FxtReader, ASourceErrorComesAfterTheRecordsBeforeIt) {
