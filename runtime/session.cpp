@@ -114,6 +114,26 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Op
       compile_options.rewrite_functions.insert(p.program);
   CompileResult result = compile_bpf(generated.source, compile_options);
   if (!result.ok) {
+    // BPF gives a program 512 bytes of stack; big keys or strings pass it,
+    // and LLVM says so in several lines, some inside our headers.
+    for (const auto &d : result.diagnostics)
+      if (d.message.find("BPF stack limit is exceeded") != std::string::npos ||
+          d.message.find("built-in function 'memset' is not supported") != std::string::npos) {
+        ScriptLocation where;
+        for (const auto &e : result.diagnostics) {
+          if (e.file == script.path)
+            where = {e.file, e.line, 0};
+          else if (auto decl =
+                       declaration_at_generated_line(result.rewritten_source, e.file, e.line))
+            where = *decl;
+          if (!where.file.empty())
+            break;
+        }
+        throw Error(
+            "a probe's keys and values take more than the 512 bytes of stack BPF "
+            "allows: use shorter strings (str(ptr, N)) or fewer or smaller keys",
+            where, options.verbose ? "generated C:\n" + result.rewritten_source : "");
+      }
     // An expression appears twice in generated C (record type and value):
     // report each place once.
     std::string text;

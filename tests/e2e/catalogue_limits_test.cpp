@@ -225,6 +225,13 @@ const std::vector<Case> kCases = {
               "'void') (in the C generated for this declaration: check its expressions' types; "
               "-v shows the C)"},
 
+    {.name = "KeyLargerThanTheBpfStack",
+     .files = {{"bigkey.lua", "local c = count{ by = { s = \"str((void *)0, 4096)\" } }\n" +
+                                  kGetppid + "{ aggregate = c })\n"}},
+     .args = {"bigkey.lua"},
+     .error = "moontrace: bigkey.lua:2: a probe's keys and values take more than the 512 bytes "
+              "of stack BPF allows: use shorter strings (str(ptr, N)) or fewer or smaller keys"},
+
     // print keeps what it is given.
     {.name = "PrintWithNulBytes",
      .files = {{"nul.lua", "probe('begin', function() print('a\\0b'); exit() end)\n"}},
