@@ -30,7 +30,10 @@ const Builtin kBuiltins[] = {
     {"nsecs", "extern __u64 nsecs;", "__u64 nsecs = bpf_ktime_get_ns();"},
     {"cpu", "extern __u32 cpu;", "__u32 cpu = bpf_get_smp_processor_id();"},
     {"cgroup", "extern __u64 cgroup;", "__u64 cgroup = bpf_get_current_cgroup_id();"},
-    {"comm", "extern char comm[16];", "char comm[16]; bpf_get_current_comm(comm, sizeof(comm));"},
+    // Zeroed first: what follows the name's NUL must not tell equal names apart in keys.
+    {"comm", "extern char comm[16];",
+     "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); bpf_get_current_comm(comm, "
+     "sizeof(comm));"},
 };
 
 // Identifiers in `text` that are not member names (not after . or ->).
@@ -77,6 +80,12 @@ bool declared_signed(const std::string &type) {
 // directive after each script expression restores generated numbering.
 class Emitter {
  public:
+  // `first_line`: the number of the first line; `built` collects
+  // expressions not found in the script's text (see GeneratedProgram).
+  explicit Emitter(int first_line = 1,
+                   std::map<std::pair<std::string, int>, std::string> *built = nullptr)
+      : line_(first_line), built_(built) {}
+
   Emitter &operator<<(const std::string &text) {
     for (char c : text)
       line_ += c == '\n';
@@ -85,6 +94,8 @@ class Emitter {
   }
   // Places a script expression at its script line and column.
   void expression(const Expression &e) {
+    if (built_ && e.where.line > 0 && e.where.column == 0)
+      built_->emplace(std::make_pair(e.where.file, e.where.line), e.text);
     *this << "\n";
     if (e.where.line > 0)
       *this << "#line " + std::to_string(e.where.line) + " \"" + e.where.file + "\"\n" +
@@ -96,7 +107,8 @@ class Emitter {
 
  private:
   std::string out_;
-  int line_ = 1;  // physical line being written
+  int line_;  // line being written, as #line directives number it
+  std::map<std::pair<std::string, int>, std::string> *built_;
 };
 
 std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const KernelBtf *btf) {
@@ -568,6 +580,13 @@ class ProbeWriter {
                   dst + ", sizeof(" + dst + "), (const void *)(";
       out_.expression(c.expr);
       out_ << "));\n";
+    } else if (field && field->array_len > 0 && prefix != "__r->" &&
+               field->type.find("char") != std::string::npos) {
+      // A name in a key (args.comm, args.rwbs): up to its NUL only, into the
+      // zeroed key. Tracepoints copy a whole array, and what follows the NUL
+      // is left from an earlier, longer name: equal names must be equal keys.
+      out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), " + c.expr.text +
+                  ");\n";
     } else if ((field && field->array_len > 0) || c.expr.text == "comm") {
       out_ << "  __builtin_memcpy(" + dst + ", " + c.expr.text + ", sizeof(" + dst + "));\n";
     } else if (carried(rp, c.expr.text)) {
@@ -733,7 +752,9 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
                   a.where);
   }
 
-  Emitter body;
+  // Numbered apart from the head, so that a line of generated code names
+  // one place (declaration_at_generated_line).
+  Emitter body(kGeneratedBodyFirstLine, &program.built_expressions);
   ProbeWriter writer(in, types.get(), body);
   // Tracepoint probes on the same event share one program.
   const auto &resolved = in.resolution->probes;
@@ -741,6 +762,22 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   for (size_t i = 0; i < resolved.size(); i++)
     if (resolved[i].name.kind == ProbeKind::Tracepoint)
       by_event[resolved[i].name.to_string()].push_back(i);
+  // One program runs them all: LLVM's 16-bit jumps give up near 32K
+  // instructions (about 150 light probes, 1000 trip an LLVM abort), and the
+  // verifier's budget is per program. Well below, and the same everywhere:
+  for (const auto &[event, probes] : by_event)
+    if (probes.size() > kMaxProbesPerTracepoint) {
+      const ProbeDecl &over = in.decl->probes[resolved[probes[kMaxProbesPerTracepoint]].decl_id];
+      throw Error(event + " has " + std::to_string(probes.size()) + " probes; at most " +
+                      std::to_string(kMaxProbesPerTracepoint) +
+                      " fit in the one program a tracepoint runs (merge them: one probe can "
+                      "test many values with a map)",
+                  over.where);
+    }
+  if (resolved.size() > kMaxPrograms)
+    throw Error(std::to_string(resolved.size()) + " probes; at most " +
+                    std::to_string(kMaxPrograms) + " programs are loaded for one script",
+                in.decl->probes[resolved[kMaxPrograms].decl_id].where);
   for (size_t i = 0; i < resolved.size(); i++) {
     bool shared = resolved[i].name.kind == ProbeKind::Tracepoint &&
                   by_event[resolved[i].name.to_string()].size() > 1;
@@ -758,7 +795,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   if (draws)
     program.naming_programs = write_thread_namers(in.rename_format, program.probes.size(), body);
 
-  Emitter head;
+  Emitter head(1, &program.built_expressions);
   head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
   // Thread names take the slot after the probes.
   size_t slots = program.probes.size() + (program.naming_programs.empty() ? 0 : 1);
@@ -785,7 +822,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     program.params_struct = "mt_params";
   }
   // The body's #line numbers count its own lines: anchor it at line 1.
-  program.source = head.str() + "#line 1 \"" + kGeneratedFileName + "\"\n" + body.str();
+  program.source = head.str() + "#line " + std::to_string(kGeneratedBodyFirstLine) + " \"" +
+                   kGeneratedFileName + "\"\n" + body.str();
   return program;
 }
 

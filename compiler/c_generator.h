@@ -1,6 +1,7 @@
 // Declaration + resolved probes -> BPF C source. Script expressions are
 // placed verbatim under #line directives that point back at the script.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,13 @@ namespace mt {
 
 // The file name generated scaffolding is attributed to in diagnostics.
 inline constexpr const char *kGeneratedFileName = "<moontrace>";
+// Generated lines after the types and maps are numbered from here.
+inline constexpr int kGeneratedBodyFirstLine = 100001;
+
+// Probes on one tracepoint share one program; a script loads at most
+// kMaxPrograms probes (each a program, or a function of a shared one).
+inline constexpr size_t kMaxProbesPerTracepoint = 64;
+inline constexpr size_t kMaxPrograms = 2048;
 
 struct GeneratedProbe {
   int decl_id = 0;
@@ -33,6 +41,10 @@ struct GeneratedProgram {
   // naming themselves) for a trace; their records carry probe id
   // `probes.size()` and struct mt_thread_name.
   std::vector<std::string> naming_programs;
+  // Expressions the script built at run time ("pid > " .. n), so not found
+  // in its text, by (file, line) of the call: Clang's column for them
+  // counts in the expression, not in the script's line.
+  std::map<std::pair<std::string, int>, std::string> built_expressions;
 };
 
 struct GeneratorInput {

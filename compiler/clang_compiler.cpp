@@ -11,15 +11,19 @@
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
+#include <pthread.h>
 
+#include <exception>
 #include <mutex>
 
 #include "compiler/c_generator.h"
 #include "compiler/deref_rewriter.h"
 #include "compiler/embedded_files.h"
+#include "compiler/error.h"
 
 extern "C" {
 void LLVMInitializeBPFTargetInfo();
@@ -163,9 +167,19 @@ class RewriteAction : public clang::ASTFrontendAction {
   const std::set<std::string> &line_files_;
 };
 
+// LLVM reports a program it cannot emit (a jump beyond 16 bits in a huge
+// program) as fatal and would abort. The compile runs on its own thread
+// and the process ends after the error, so unwinding out of LLVM is safe
+// enough: the error becomes one line like any other.
+void on_llvm_fatal_error(void *, const char *reason, bool) {
+  throw Error(std::string("the BPF back end cannot emit the generated program (LLVM: ") + reason +
+              "); make it smaller: fewer probes on one tracepoint, or shorter actions");
+}
+
 void init_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
+    llvm::install_fatal_error_handler(on_llvm_fatal_error, nullptr);
     LLVMInitializeBPFTargetInfo();
     LLVMInitializeBPFTarget();
     LLVMInitializeBPFTargetMC();
@@ -199,9 +213,9 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
       // names (shipped scripts, modules) resolve here, where
       // nothing is, rather than in the working directory.
       "-fdebug-compilation-dir=/moontrace", "-nostdsysteminc", "-nobuiltininc", "-I", kIncludeDir,
-      "-std=gnu11", "-ferror-limit", "10", "-Wno-unused-value", "-Wno-pointer-sign",
-      "-Wno-unused-variable", "-Wno-gnu-variable-sized-type-not-at-end", "-x", "c",
-      emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
+      "-std=gnu11", "-ferror-limit", "10", "-Werror=division-by-zero", "-Wno-unused-value",
+      "-Wno-pointer-sign", "-Wno-unused-variable", "-Wno-gnu-variable-sized-type-not-at-end", "-x",
+      "c", emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, args_diags))
     return false;
@@ -211,13 +225,68 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
   compiler->createFileManager(fs);
   if (object)
     compiler->setOutputStream(std::make_unique<llvm::raw_svector_ostream>(*object));
-  bool ok = compiler->ExecuteAction(action);
+  bool ok;
+  try {
+    ok = compiler->ExecuteAction(action);
+  } catch (...) {
+    // Out of an LLVM fatal error (on_llvm_fatal_error): its objects are
+    // half torn and crash if destroyed. The process is ending; leave them.
+    compiler.release();
+    throw;
+  }
   return ok && !compiler->getDiagnostics().hasErrorOccurred();
 }
+
+// Clang and LLVM recurse once per level of an expression's tree: a filter
+// of thousands of terms overflows an 8 MiB main-thread stack. The compile
+// runs on a thread whose stack is reserved large (pages are only touched
+// as deep as it goes); the script front end bounds expressions below what
+// this survives.
+constexpr size_t kCompilerStackBytes = size_t(512) << 20;
+
+template <typename F>
+void run_with_large_stack(F &&work) {
+  struct Job {
+    F *work;
+    std::exception_ptr error;
+  } job{&work, nullptr};
+  auto entry = [](void *arg) -> void * {
+    auto *j = static_cast<Job *>(arg);
+    try {
+      (*j->work)();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = pthread_attr_init(&attr) == 0 &&
+                 pthread_attr_setstacksize(&attr, kCompilerStackBytes) == 0 &&
+                 pthread_create(&thread, &attr, entry, &job) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) {
+    work();  // no thread to be had: the main stack, as before
+    return;
+  }
+  pthread_join(thread, nullptr);
+  if (job.error)
+    std::rethrow_exception(job.error);
+}
+
+CompileResult compile_in_this_thread(const std::string &source, const CompileOptions &options);
 
 }  // namespace
 
 CompileResult compile_bpf(const std::string &source, const CompileOptions &options) {
+  CompileResult result;
+  run_with_large_stack([&] { result = compile_in_this_thread(source, options); });
+  return result;
+}
+
+namespace {
+
+CompileResult compile_in_this_thread(const std::string &source, const CompileOptions &options) {
   init_llvm();
   CompileResult result;
   result.rewritten_source = source;
@@ -231,11 +300,17 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
     result.diagnostics.clear();  // the compile below reports the same warnings
   }
   llvm::SmallVector<char, 0> object;
-  GatedEmitAction emit(options.line_files);
-  result.ok = run_action(result.rewritten_source, emit, true, result.diagnostics, &object);
+  auto emit = std::make_unique<GatedEmitAction>(options.line_files);
+  try {
+    result.ok = run_action(result.rewritten_source, *emit, true, result.diagnostics, &object);
+  } catch (...) {
+    emit.release();  // as the compiler instance: torn by a fatal error
+    throw;
+  }
   if (result.ok)
     result.object.assign(object.begin(), object.end());
   return result;
 }
 
+}  // namespace
 }  // namespace mt

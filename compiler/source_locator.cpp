@@ -1,5 +1,7 @@
 #include "compiler/source_locator.h"
 
+#include <regex>
+
 namespace mt {
 
 namespace {
@@ -62,6 +64,39 @@ std::string source_line(const std::string &source, int line) {
     return "";
   size_t end = source.find('\n', start);
   return source.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+std::optional<ScriptLocation> declaration_at_generated_line(const std::string &source,
+                                                            const std::string &generated_file,
+                                                            int line) {
+  static const std::regex directive(R"re(^\s*#\s*line\s+(\d+)\s+"([^"]*)")re");
+  static const std::regex declaration(R"re(/\* .* \((.+):(\d+)\) \*/\s*$)re");
+  std::optional<ScriptLocation> last;
+  std::string file;
+  long number = 1;  // of the line being read, as the preprocessor counts
+  std::smatch m;
+  for (size_t start = 0; start < source.size();) {
+    size_t end = source.find('\n', start);
+    if (end == std::string::npos)
+      end = source.size();
+    std::string text = source.substr(start, end - start);
+    start = end + 1;
+    if (std::regex_search(text, m, directive)) {
+      number = std::stol(m[1].str());
+      file = m[2].str();
+      continue;
+    }
+    if (text.rfind("/* ", 0) == 0 && std::regex_search(text, m, declaration)) {
+      ScriptLocation where;
+      where.file = m[1].str();
+      where.line = std::stoi(m[2].str());
+      last = where;
+    }
+    if (file == generated_file && number == line)
+      return last;
+    number++;
+  }
+  return std::nullopt;
 }
 
 }  // namespace mt

@@ -17,11 +17,13 @@ const char *usage_text() {
   return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS]
        moontrace SCRIPT --help     show a script's options
        moontrace list              list the shipped scripts
-       moontrace dump FILE.fxt     print a trace one record a line (--json: as JSON)
+       moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
+                                   (--json: as JSON), up to where it is damaged
 
 moontrace runs a Lua script that declares kernel probes, compiles them to
 BPF in-process, attaches them and runs the script's handlers on the events.
-SCRIPT is a file, or the name of a shipped script (e.g. demo).
+SCRIPT is a Lua file (at most 16 MiB), or the name of a shipped script
+(e.g. demo).
 
 Engine options (before SCRIPT):
   -c, --command CMD     run CMD once the probes are attached, trace only it

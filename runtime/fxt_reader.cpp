@@ -1,5 +1,6 @@
 #include "runtime/fxt_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cinttypes>
@@ -33,37 +34,48 @@ bool is_inline(uint32_t ref) {
   throw Error("offset " + std::to_string(offset) + ": " + why);
 }
 
-// A window of whole words inside the trace: a record, or one argument.
+// A window of whole words inside the record being read: all of it, or one
+// argument.
 struct Span {
-  size_t pos, end;  // byte positions
+  size_t pos, end;  // byte positions in the record
 };
 
+// Reads record by record from `source`, holding one record at a time: a
+// record is at most 4095 words, so memory stays bounded whatever the trace.
 class Reader {
  public:
-  explicit Reader(const std::string &bytes) : b_(bytes) {}
+  explicit Reader(const FxtByteSource &source) : source_(source) {}
 
   void run(const std::function<void(const FxtRecord &)> &each) {
-    if (b_.size() < 8 || load(0) != kMagic) {
+    b_.resize(8);
+    size_t got = pull(0, 8);
+    if (got < 8 || load(0) != kMagic) {
       char buf[64];
-      if (b_.size() < 8)
-        std::snprintf(buf, sizeof(buf), "%zu bytes", b_.size());
+      if (got < 8)
+        std::snprintf(buf, sizeof(buf), "%zu bytes", got);
       else
         std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, load(0));
       fail(0, std::string("not an FXT trace: no magic word (") + buf + ")");
     }
-    size_t pos = 8;
-    while (pos < b_.size()) {
+    uint64_t pos = 8;
+    for (;;) {
       rec_ = pos;
-      if (b_.size() - pos < 8)
-        fail(pos, "truncated record header (" + std::to_string(b_.size() - pos) + " bytes left)");
-      uint64_t header = load(pos);
+      b_.resize(8);
+      got = pull(0, 8);
+      if (got == 0)
+        return;
+      if (got < 8)
+        fail(pos, "truncated record header (" + std::to_string(got) + " bytes left)");
+      uint64_t header = load(0);
       size_t words = field(header, 4, 15);
       if (words == 0)
         fail(pos, "record of size 0");
-      if (words * 8 > b_.size() - pos)
+      b_.resize(words * 8);
+      got = 8 + pull(8, words * 8 - 8);
+      if (got < words * 8)
         fail(pos, "record of " + std::to_string(words) + " words runs past the end of the trace (" +
-                      std::to_string(b_.size() - pos) + " bytes left)");
-      Span s{pos + 8, pos + words * 8};
+                      std::to_string(got) + " bytes left)");
+      Span s{8, words * 8};
       FxtRecord r;
       r.offset = pos;
       r.type = static_cast<int>(field(header, 0, 3));
@@ -83,6 +95,18 @@ class Reader {
   }
 
  private:
+  // Fills b_[at, at + n) from the source; how many bytes came before its end.
+  size_t pull(size_t at, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      size_t more = source_(b_.data() + at + got, n - got);
+      if (more == 0)
+        break;
+      got += more;
+    }
+    return got;
+  }
+
   uint64_t load(size_t pos) const {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
@@ -132,7 +156,14 @@ class Reader {
     r.name = inline_string(s, field(header, 32, 46), "string");
     if (r.index == 0)
       return false;  // index 0 is reserved: the empty string
-    strings_[r.index] = r.name;
+    std::string &slot = strings_[r.index];
+    string_bytes_ += r.name.size() - slot.size();
+    // 32767 strings of 32 KiB would be 1 GiB: no trace of ours needs more
+    // than a sliver of that, and reading must stay within bounded memory.
+    if (string_bytes_ > kMaxStringTableBytes)
+      fail(rec_, "the string table holds more than " + std::to_string(kMaxStringTableBytes >> 20) +
+                     " MiB");
+    slot = r.name;
     return true;
   }
 
@@ -231,10 +262,13 @@ class Reader {
     arg_ = 0;
   }
 
-  const std::string &b_;
-  size_t rec_ = 0;  // offset of the record being read
-  size_t arg_ = 0;  // 1-based number of the argument being read, or 0
+  const FxtByteSource &source_;
+  std::string b_;     // the record being read
+  uint64_t rec_ = 0;  // its offset in the trace
+  size_t arg_ = 0;    // 1-based number of the argument being read, or 0
+  static constexpr size_t kMaxStringTableBytes = size_t(64) << 20;
   std::unordered_map<uint32_t, std::string> strings_;
+  size_t string_bytes_ = 0;  // of the texts in strings_
   std::array<std::optional<std::pair<uint64_t, uint64_t>>, 256> threads_;
 };
 
@@ -349,8 +383,19 @@ std::string args_json(const std::vector<FxtArgValue> &args) {
 
 }  // namespace
 
+void read_fxt(const FxtByteSource &source, const std::function<void(const FxtRecord &)> &each) {
+  Reader(source).run(each);
+}
+
 void read_fxt(const std::string &bytes, const std::function<void(const FxtRecord &)> &each) {
-  Reader(bytes).run(each);
+  size_t at = 0;
+  FxtByteSource source = [&](char *buf, size_t size) {
+    size_t n = std::min(size, bytes.size() - at);
+    std::memcpy(buf, bytes.data() + at, n);
+    at += n;
+    return n;
+  };
+  read_fxt(source, each);
 }
 
 std::vector<FxtRecord> read_fxt(const std::string &bytes) {

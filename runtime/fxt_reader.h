@@ -45,6 +45,11 @@ std::vector<FxtRecord> read_fxt(const std::string &bytes);
 // The same, handing each record to `each` as soon as it is read, so that the
 // records before a malformed one are seen.
 void read_fxt(const std::string &bytes, const std::function<void(const FxtRecord &)> &each);
+// Up to `size` bytes of the trace into `buf`; 0 at its end. May throw.
+using FxtByteSource = std::function<size_t(char *buf, size_t size)>;
+// The same, reading the trace from `source` a record at a time (bounded
+// memory, whatever its length: see TraceFileReader for files).
+void read_fxt(const FxtByteSource &source, const std::function<void(const FxtRecord &)> &each);
 
 // One line without the newline:
 //   init ticks_per_second=1000000000

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -189,6 +190,89 @@ std::string gunzip_if_gzipped(std::string bytes) {
     throw Error("damaged gzip stream (" + std::to_string(out.size()) +
                 " bytes inflated before the damage)");
   return out;
+}
+
+struct TraceFileReader::Inflater {
+  z_stream z{};
+  char in[1 << 16];
+};
+
+TraceFileReader::TraceFileReader(const std::string &path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "rb");
+  if (!file_)
+    throw Error("cannot read " + path + ": " + std::strerror(errno));
+  char magic[2];
+  size_t n = read_raw(magic, 2);
+  pending_.assign(magic, n);
+  gzipped_ = n == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+             static_cast<unsigned char>(magic[1]) == 0x8b;
+  if (!gzipped_)
+    return;
+  z_ = new Inflater;
+  if (inflateInit2(&z_->z, 15 + 16) != Z_OK)
+    throw Error("zlib: cannot start inflating");
+  std::memcpy(z_->in, magic, 2);
+  z_->z.next_in = reinterpret_cast<Bytef *>(z_->in);
+  z_->z.avail_in = 2;
+  pending_.clear();
+}
+
+TraceFileReader::~TraceFileReader() {
+  if (z_) {
+    inflateEnd(&z_->z);
+    delete z_;
+  }
+  if (file_)
+    std::fclose(file_);
+}
+
+size_t TraceFileReader::read_raw(char *buf, size_t size) {
+  size_t n = std::fread(buf, 1, size, file_);
+  if (n == 0 && std::ferror(file_))
+    throw Error("cannot read " + path_ + ": " + std::strerror(errno));
+  return n;
+}
+
+size_t TraceFileReader::read(char *buf, size_t size) {
+  if (!gzipped_) {
+    if (pending_.empty())
+      return read_raw(buf, size);
+    size_t n = std::min(size, pending_.size());
+    std::memcpy(buf, pending_.data(), n);
+    pending_.erase(0, n);
+    return n;
+  }
+  z_stream &z = z_->z;
+  while (!ended_) {
+    if (z.avail_in == 0) {
+      z.next_in = reinterpret_cast<Bytef *>(z_->in);
+      z.avail_in = static_cast<uInt>(read_raw(z_->in, sizeof(z_->in)));
+    }
+    bool at_end_of_file = z.avail_in == 0;
+    z.next_out = reinterpret_cast<Bytef *>(buf);
+    z.avail_out = static_cast<uInt>(std::min<size_t>(size, 1 << 30));
+    int ret = inflate(&z, Z_NO_FLUSH);
+    size_t produced = reinterpret_cast<char *>(z.next_out) - buf;
+    inflated_ += produced;
+    if (ret == Z_STREAM_END) {
+      // Members written one after another make one stream of bytes.
+      if (z.avail_in == 0) {
+        z.next_in = reinterpret_cast<Bytef *>(z_->in);
+        z.avail_in = static_cast<uInt>(read_raw(z_->in, sizeof(z_->in)));
+      }
+      if (z.avail_in == 0 || inflateReset(&z) != Z_OK)
+        ended_ = true;
+    } else if (ret == Z_BUF_ERROR && at_end_of_file && produced == 0) {
+      throw Error("the gzip stream ends early: the file is cut short (" +
+                  std::to_string(inflated_) + " bytes inflated)");
+    } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      throw Error("damaged gzip stream (" + std::to_string(inflated_) +
+                  " bytes inflated before the damage)");
+    }
+    if (produced > 0)
+      return produced;
+  }
+  return 0;
 }
 
 }  // namespace mt

@@ -34,4 +34,34 @@ std::FILE *gzip_stream(std::FILE *out, GzipProgress *progress = nullptr);
 // or as they are; throws mt::Error if the stream is damaged.
 std::string gunzip_if_gzipped(std::string bytes);
 
+// A file read from the start in pieces, inflated as it goes if it is a
+// gzip stream (magic 1f 8b; members one after another are one stream), so
+// that reading a trace of any size, or a gzip bomb, takes bounded memory.
+class TraceFileReader {
+ public:
+  // Throws mt::Error "cannot read PATH: why" if the file cannot be opened.
+  explicit TraceFileReader(const std::string &path);
+  ~TraceFileReader();
+  TraceFileReader(const TraceFileReader &) = delete;
+  TraceFileReader &operator=(const TraceFileReader &) = delete;
+
+  // Up to `size` bytes into `buf`; 0 at the end. Throws mt::Error when the
+  // gzip stream is damaged or cut short, after every byte before that was
+  // returned.
+  size_t read(char *buf, size_t size);
+  bool gzipped() const { return gzipped_; }
+
+ private:
+  size_t read_raw(char *buf, size_t size);
+
+  std::FILE *file_ = nullptr;
+  std::string path_;
+  bool gzipped_ = false;
+  bool ended_ = false;  // the gzip stream finished and no member follows
+  struct Inflater;
+  Inflater *z_ = nullptr;
+  uint64_t inflated_ = 0;
+  std::string pending_;  // bytes read to tell the format, not yet returned
+};
+
 }  // namespace mt

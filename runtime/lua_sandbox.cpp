@@ -2,13 +2,15 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <lua.hpp>
+#include <new>
 
 #include "compiler/embedded_files.h"
 #include "compiler/error.h"
-#include "compiler/trusted_path.h"
+#include "runtime/script_file.h"
 
 namespace mt {
 
@@ -85,8 +87,10 @@ int search_text_files(lua_State *L) {
     std::string file = lua_tostring(L, -2);
     std::string text, refusal;
     try {
-      UniqueFd fd = open_trusted_file(file, script_owners());
-      text = read_whole_file(fd.get(), file);
+      auto read = read_script_file(file);
+      if (!read)
+        throw Error("cannot read " + file + ": it is gone");
+      text = std::move(*read);
     } catch (const Error &e) {
       refusal = e.what();
     }
@@ -109,12 +113,82 @@ int search_text_files(lua_State *L) {
   return loaded ? 2 : lua_error(L);
 }
 
+// The allocator of every script's state: Lua's own, with a ceiling. An
+// allocation past it fails, which Lua raises as "not enough memory"; where
+// the script was is noted first, because that error carries no place.
+struct MemoryBudget {
+  size_t used = 0;
+  size_t limit = 0;
+  lua_State *L = nullptr;  // set once the state exists
+  std::string refused_at;  // "script.lua:12", at the first refusal
+};
+
+// The innermost Lua function running, as "file:line". Safe inside the
+// allocator in Lua 5.4.4, which grows stacks by allocating anew and copying
+// afterwards (5.4.6 relocates first, leaving frames unreadable meanwhile).
+std::string running_line(lua_State *L) {
+#if LUA_VERSION_RELEASE_NUM <= 50405
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(L, level, &ar); level++)
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
+      return std::string(ar.source[0] == '@' ? ar.source + 1 : ar.short_src) + ":" +
+             std::to_string(ar.currentline);
+#endif
+  return "";
+}
+
+void *budgeted_alloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+  auto *budget = static_cast<MemoryBudget *>(ud);
+  if (!ptr)
+    old_size = 0;  // then it is the kind of object being made, not a size
+  if (new_size == 0) {
+    std::free(ptr);
+    budget->used -= old_size;
+    return nullptr;
+  }
+  if (new_size > old_size && new_size - old_size > budget->limit - budget->used) {
+    if (budget->L && budget->refused_at.empty())
+      budget->refused_at = running_line(budget->L);
+    return nullptr;
+  }
+  void *grown = std::realloc(ptr, new_size);
+  if (grown)
+    budget->used = budget->used - old_size + new_size;
+  return grown;
+}
+
+int panic(lua_State *L) {
+  const char *message = lua_tostring(L, -1);
+  std::fprintf(stderr, "moontrace: Lua: %s\n", message ? message : "unprotected error");
+  std::fflush(stderr);
+  std::abort();
+}
+
 void remove_global(lua_State *L, const char *name) {
   lua_pushnil(L);
   lua_setglobal(L, name);
 }
 
 }  // namespace
+
+void close_sandboxed_state(lua_State *L) {
+  void *budget;
+  lua_getallocf(L, &budget);
+  lua_close(L);
+  delete static_cast<MemoryBudget *>(budget);
+}
+
+std::string memory_refusal(lua_State *L) {
+  void *ud;
+  if (lua_getallocf(L, &ud) != budgeted_alloc)
+    return "";
+  auto *budget = static_cast<MemoryBudget *>(ud);
+  if (budget->refused_at.empty() && budget->used + (1 << 20) < budget->limit)
+    return "";
+  std::string where = budget->refused_at.empty() ? "" : budget->refused_at + ": ";
+  return where + "the script needs more than its " + std::to_string(budget->limit >> 20) +
+         " MiB of Lua memory";
+}
 
 const char *embedded_lua(const std::string &file_name, const std::vector<EmbeddedFile> &files) {
   for (const auto &f : files)
@@ -142,7 +216,15 @@ std::vector<std::string> module_dirs_for(const std::string &script_path) {
 }
 
 lua_State *new_sandboxed_state(const SandboxOptions &options) {
-  lua_State *L = luaL_newstate();
+  auto *budget = new MemoryBudget;
+  budget->limit = options.memory_limit;
+  lua_State *L = lua_newstate(budgeted_alloc, budget);
+  if (!L) {
+    delete budget;
+    throw std::bad_alloc();
+  }
+  budget->L = L;
+  lua_atpanic(L, panic);
   const luaL_Reg safe_libs[] = {
       {LUA_GNAME, luaopen_base},          {LUA_LOADLIBNAME, luaopen_package},
       {LUA_COLIBNAME, luaopen_coroutine}, {LUA_TABLIBNAME, luaopen_table},

@@ -12,12 +12,19 @@ struct lua_State;
 namespace mt {
 
 struct SandboxOptions {
-  bool unsafe = false;                   // --unsafe: os, io, load*, dofile, debug
-  std::vector<std::string> module_dirs;  // searched in order after the stdlib
+  bool unsafe = false;                    // --unsafe: os, io, load*, dofile, debug
+  std::vector<std::string> module_dirs;   // searched in order after the stdlib
+  size_t memory_limit = size_t(1) << 30;  // bytes the Lua state may hold
 };
 
-// A new state with the sandboxed libraries open; the caller closes it.
+// A new state with the sandboxed libraries open, holding at most
+// options.memory_limit bytes; close it with close_sandboxed_state().
 lua_State *new_sandboxed_state(const SandboxOptions &options);
+void close_sandboxed_state(lua_State *L);
+
+// After Lua's "not enough memory": "script.lua:LINE: the script needs more
+// than its N MiB of Lua memory", or "" if the state was not at its limit.
+std::string memory_refusal(lua_State *L);
 
 // Directories for `require`: the script's own, then each of MOONTRACE_PATH.
 std::vector<std::string> module_dirs_for(const std::string &script_path);

@@ -7,21 +7,19 @@
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <lua.hpp>
 #include <set>
-#include <sstream>
 
 #include "compiler/c_generator.h"
 #include "compiler/error.h"
 #include "compiler/probe_resolver.h"
 #include "compiler/source_locator.h"
-#include "compiler/trusted_path.h"
 #include "runtime/aggregation_format.h"
 #include "runtime/interrupt.h"
 #include "runtime/kernel_maps.h"
 #include "runtime/lua_json.h"
 #include "runtime/output.h"
+#include "runtime/script_file.h"
 #include "runtime/script_params.h"
 
 namespace mt {
@@ -29,6 +27,7 @@ namespace mt {
 namespace {
 
 constexpr const char *kSelfKey = "moontrace.script";
+constexpr size_t kMaxExpressionBytes = 16 << 10;
 constexpr const char *kAggregationType = "moontrace.aggregation";
 constexpr const char *kMapType = "moontrace.map";
 
@@ -102,8 +101,12 @@ bool parse_string_capture(const std::string &text, std::string &inner, int &size
 }
 
 // Lua's own messages may span lines (require lists every path it tried):
-// the first line is the error, the rest is detail for -v.
-Error lua_error_to_one_line(const std::string &message) {
+// the first line is the error, the rest is detail for -v. Running out of
+// the state's memory says where and how much instead of Lua's bare words.
+Error lua_error_to_one_line(lua_State *L, const std::string &message) {
+  if (message == "not enough memory")
+    if (std::string refusal = memory_refusal(L); !refusal.empty())
+      return Error(refusal);
   size_t newline = message.find('\n');
   if (newline == std::string::npos)
     return Error(message);
@@ -113,19 +116,17 @@ Error lua_error_to_one_line(const std::string &message) {
 }  // namespace
 
 ScriptSource load_script_source(const std::string &name) {
-  // A file by that name, checked before it is read: moontrace may be root
-  // and the script someone else's to change.
-  struct stat st;
-  bool shipped_name = name.find('/') == std::string::npos;
-  if (stat(name.c_str(), &st) == 0 ? !(S_ISDIR(st.st_mode) && shipped_name) : errno != ENOENT) {
-    UniqueFd fd = open_trusted_file(name, script_owners());
-    return {name, read_whole_file(fd.get(), name)};
-  }
   std::string builtin =
       name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
-  if (shipped_name)
-    if (const char *text = embedded_lua(builtin, kScriptFiles))
-      return {builtin, text};
+  const char *shipped =
+      name.find('/') == std::string::npos ? embedded_lua(builtin, kScriptFiles) : nullptr;
+  // A directory named like a shipped script does not hide it.
+  struct stat st;
+  if (!(shipped && stat(name.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+    if (auto text = read_script_file(name))
+      return {name, *text};
+  if (shipped)
+    return {builtin, shipped};
   throw Error("cannot read script '" + name +
               "': no such file, and no shipped script by that name (try 'moontrace list')");
 }
@@ -137,6 +138,24 @@ struct LuaApi {
     auto *s = static_cast<LuaScript *>(lua_touserdata(L, -1));
     lua_pop(L, 1);
     return *s;
+  }
+
+  // Raises the message on top of the stack, with the caller's place.
+  static int raise_where(lua_State *L) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+
+  // Declaring is for the script's body: once it has run, the program is
+  // generated and loaded, and a map or probe declared later has none.
+  static void only_while_declaring(lua_State *L, const char *what) {
+    if (self(L).declared_)
+      luaL_error(L,
+                 "%s declares; call it in the script's body, not in a handler (what the script "
+                 "traces is fixed once it starts)",
+                 what);
   }
 
   static ScriptLocation caller(lua_State *L) {
@@ -152,6 +171,13 @@ struct LuaApi {
   }
 
   static Expression expression(lua_State *L, const std::string &text, const ScriptLocation &where) {
+    // Compile time grows faster than the text (20,000 terms take Clang 25
+    // s); longer tests belong in a map.
+    if (text.size() > kMaxExpressionBytes)
+      luaL_error(L,
+                 "a C expression of %d bytes; at most %d are allowed (to test many values, keep "
+                 "them in a map and use map_has)",
+                 (int)text.size(), (int)kMaxExpressionBytes);
     LuaScript &s = self(L);
     Expression e{text, where};
     if (where.file == s.source_.path)
@@ -525,6 +551,7 @@ struct LuaApi {
 
   // probe(NAME | {NAME, ALTERNATIVE...}, [SPEC], [HANDLER])
   static int probe(lua_State *L) {
+    only_while_declaring(L, "probe()");
     LuaScript &s = self(L);
     ProbeDecl p;
     p.id = static_cast<int>(s.decl_.probes.size());
@@ -558,6 +585,7 @@ struct LuaApi {
   // map{name=, type="hash", key="u32" | {field="type", ...}, value="u64",
   //     size=10240, print=false} -> map object
   static int map(lua_State *L) {
+    only_while_declaring(L, "map{}");
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     MapDecl m;
@@ -628,6 +656,11 @@ struct LuaApi {
   // count{}, sum{value=}, min{}, max{}, avg{}, stats{}, hist{}, lhist{min=,
   // max=, step=}; each takes name=, by=, unit=, size=, print=.
   static int aggregation(lua_State *L) {
+    if (self(L).declared_) {
+      auto kind = static_cast<AggKind>(lua_tointeger(L, lua_upvalueindex(1)));
+      lua_pushfstring(L, "%s{}", agg_kind_name(kind));
+      only_while_declaring(L, lua_tostring(L, -1));
+    }
     LuaScript &s = self(L);
     AggregationDecl a;
     a.id = static_cast<int>(s.decl_.aggregations.size());
@@ -693,6 +726,7 @@ struct LuaApi {
   //          size=}, [HANDLER]): two probes and a map between them; `carry`
   //          values taken at start (after start_action) are start.NAME at stop.
   static int latency(lua_State *L) {
+    only_while_declaring(L, "latency{}");
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     LatencyDecl lat;
@@ -761,6 +795,7 @@ struct LuaApi {
 
   // param(NAME, {type=, default=, help=, short=}) -> value
   static int param(lua_State *L) {
+    only_while_declaring(L, "param()");
     LuaScript &s = self(L);
     Param p;
     p.name = luaL_checkstring(L, 1);
@@ -834,7 +869,9 @@ struct LuaApi {
     for (int i = 1; i <= n; i++) {
       if (i > 1)
         line += '\t';
-      line += luaL_tolstring(L, i, nullptr);
+      size_t len;
+      const char *text = luaL_tolstring(L, i, &len);
+      line.append(text, len);  // whole: strings may hold NUL bytes
       lua_pop(L, 1);
     }
     s.output_.printed(line + "\n");
@@ -877,9 +914,21 @@ struct LuaApi {
     LuaScript &s = self(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     if (s.output_.json()) {
-      std::string type = optional_string(L, 1, "type", "report");
-      lua_getfield(L, 1, "data");
-      s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + lua_to_json(L, -1) + "}\n");
+      bool converted = false;
+      {
+        std::string type = optional_string(L, 1, "type", "report");
+        lua_getfield(L, 1, "data");
+        try {
+          std::string data = lua_to_json(L, -1);
+          s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + data + "}\n");
+          converted = true;
+        } catch (const Error &e) {
+          lua_pushfstring(L, "report '%s': %s", type.c_str(), e.what());
+        }
+      }
+      // Raised once the C++ values above are gone: lua_error does not unwind them.
+      if (!converted)
+        return raise_where(L);
       lua_pop(L, 1);
     } else {
       std::string text = optional_string(L, 1, "text", "");
@@ -1065,6 +1114,7 @@ struct LuaApi {
   }
 
   static int aggregation_print(lua_State *L) {
+    kernel_maps(L);
     self(L).print_aggregation(handle_id(L, kAggregationType));
     return 0;
   }
@@ -1135,7 +1185,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
 }
 
 LuaScript::~LuaScript() {
-  lua_close(L_);
+  close_sandboxed_state(L_);
 }
 
 KernelFacts &LuaScript::kernel() {
@@ -1158,6 +1208,7 @@ void LuaScript::declare() {
     lua_pop(L_, 1);
     throw_lua_error(message);
   }
+  declared_ = true;
 }
 
 void LuaScript::throw_lua_error(const std::string &message) {
@@ -1167,7 +1218,7 @@ void LuaScript::throw_lua_error(const std::string &message) {
     size_t end = message.rfind("interrupted");
     throw LuaInterrupted{end == std::string::npos ? "" : message.substr(0, end)};
   }
-  throw lua_error_to_one_line(message);
+  throw lua_error_to_one_line(L_, message);
 }
 
 void LuaScript::print_aggregation(int id) {

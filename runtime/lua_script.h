@@ -78,6 +78,7 @@ class LuaScript {
   Declaration decl_;
   std::map<int, int> handlers_;  // decl id -> registry ref
   bool exit_requested_ = false;
+  bool declared_ = false;  // the body has run: probe(), map{} and the like refuse
   KernelMaps *maps_ = nullptr;
   std::function<uint64_t()> lost_;
   KernelFacts *kernel_ = nullptr;

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "compiler/error.h"
@@ -312,17 +310,18 @@ std::vector<std::string> perfetto_problems(const std::vector<FxtRecord> &records
 }
 
 std::vector<std::string> perfetto_problems_in_file(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    return {"cannot read " + path};
-  std::stringstream bytes;
-  bytes << f.rdbuf();
+  // Read as `moontrace dump` reads: a piece at a time, inflated if gzipped
+  // (Perfetto opens a gzipped trace as the trace inside).
+  std::vector<FxtRecord> records;
   try {
-    // Perfetto opens a gzipped trace as the trace inside.
-    return perfetto_problems(read_fxt(gunzip_if_gzipped(bytes.str())));
+    TraceFileReader file(path);
+    FxtByteSource source = [&](char *buf, size_t size) { return file.read(buf, size); };
+    read_fxt(source, [&](const FxtRecord &r) { records.push_back(r); });
   } catch (const Error &e) {
-    return {path + ": " + e.what()};
+    std::string message = e.what();
+    return {message.rfind("cannot read ", 0) == 0 ? "cannot read " + path : path + ": " + message};
   }
+  return perfetto_problems(records);
 }
 
 }  // namespace mt::testing

@@ -82,15 +82,11 @@ namespace {
 // private directory (mktemp -d makes it 0700).
 std::string readable_copy(const std::filesystem::path &file) {
   namespace fs = std::filesystem;
-  static const fs::path dir = [] {
-    char name[] = "/tmp/moontrace-e2e-XXXXXX";
-    fs::path d = mkdtemp(name);
-    fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);
-    std::atexit([] { fs::remove_all(dir); });
-    return d;
-  }();
-  fs::path copy = dir / file.filename();
+  // Removed at exit with everything copied into it (a copy of moontrace
+  // is 8 MB). An atexit() handler registered while `dir` was being made ran
+  // after `dir` was destroyed, and left the directory behind.
+  static const TempDir dir;  // world-readable and searchable
+  fs::path copy = dir.path() / file.filename();
   fs::copy_file(file, copy, fs::copy_options::overwrite_existing);
   fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                             fs::perms::others_read | fs::perms::others_exec);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -308,6 +309,77 @@ TEST(FxtReader, SkipsMetadataAndUnknownRecordsBySize) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].type, 1);
   EXPECT_EQ(r[0].offset, 32u);
+}
+
+// From a source, whatever the size of its pieces: the same records, and
+// the same errors at the same offsets.
+TEST(FxtReader, ReadsFromASourceInPiecesOfAnySize) {
+  auto whole = bytes(preamble() + event(Ev()) + event(Ev()) + Words{header(4, 3), 100});
+  std::vector<int> expected;
+  std::string expected_error;
+  try {
+    read_fxt(whole, [&](const FxtRecord &r) { expected.push_back(static_cast<int>(r.offset)); });
+  } catch (const mt::Error &e) {
+    expected_error = e.what();
+  }
+  ASSERT_EQ(expected_error,
+            "offset " + std::to_string(whole.size() - 16) +
+                ": record of 3 words runs past the end of the trace (16 bytes left)");
+  for (size_t piece : {1, 3, 8, 4096}) {
+    size_t at = 0;
+    mt::FxtByteSource source = [&](char *buf, size_t size) {
+      size_t n = std::min({size, piece, whole.size() - at});
+      std::memcpy(buf, whole.data() + at, n);
+      at += n;
+      return n;
+    };
+    std::vector<int> seen;
+    std::string error;
+    try {
+      read_fxt(source, [&](const FxtRecord &r) { seen.push_back(static_cast<int>(r.offset)); });
+    } catch (const mt::Error &e) {
+      error = e.what();
+    }
+    EXPECT_EQ(seen, expected) << piece;
+    EXPECT_EQ(error, expected_error) << piece;
+  }
+}
+
+// The string table is bounded: 32767 strings of 32 KiB would take 1 GiB.
+TEST(FxtReader, TheStringTableHoldsAtMost64MiB) {
+  Words w = Words{kMagic};
+  std::string big(32752, 's');  // the longest: a record is at most 4095 words
+  for (uint64_t i = 1; i <= 2100; i++) {
+    Words r = string_record(i, big);
+    w.insert(w.end(), r.begin(), r.end());
+  }
+  size_t over = (64 << 20) / big.size() + 1;  // the string that passes 64 MiB
+  EXPECT_EQ(error_of(w), "offset " + std::to_string(8 + (over - 1) * (8 + big.size())) +
+                             ": the string table holds more than 64 MiB");
+  Words same = Words{kMagic};  // one index rewritten: the old text goes
+  for (int i = 0; i < 2100; i++) {
+    Words r = string_record(1, big);
+    same.insert(same.end(), r.begin(), r.end());
+  }
+  EXPECT_EQ(error_of(same), "(no error)");
+}
+
+// An error of the source itself (a damaged gzip stream) comes after every
+// record before it.
+TEST(FxtReader, ASourceErrorComesAfterTheRecordsBeforeIt) {
+  auto whole = bytes(preamble() + event(Ev()));
+  size_t at = 0;
+  mt::FxtByteSource source = [&](char *buf, size_t size) -> size_t {
+    if (at == whole.size())
+      throw mt::Error("damaged");
+    size_t n = std::min(size, whole.size() - at);
+    std::memcpy(buf, whole.data() + at, n);
+    at += n;
+    return n;
+  };
+  int records = 0;
+  EXPECT_THROW(read_fxt(source, [&](const FxtRecord &) { records++; }), mt::Error);
+  EXPECT_EQ(records, 5);  // init, two strings, a thread, the event
 }
 
 TEST(FxtReader, MalformedTracesNameTheOffsetAndWhy) {

@@ -103,5 +103,73 @@ TEST(GzipFile, UnwritablePathFails) {
   EXPECT_EQ(errno, ENOENT);
 }
 
+// Everything a TraceFileReader gives, `chunk` bytes at a time, and the
+// error it ended with ("" if none).
+std::pair<std::string, std::string> read_through(const std::string &path, size_t chunk) {
+  std::string out, error;
+  try {
+    TraceFileReader reader(path);
+    std::string buf(chunk, '\0');
+    for (size_t n; (n = reader.read(buf.data(), chunk)) > 0;)
+      out.append(buf, 0, n);
+  } catch (const Error &e) {
+    error = e.what();
+  }
+  return {out, error};
+}
+
+std::string gzipped_file(const std::string &name, const std::string &text) {
+  std::string path = temp_path(name);
+  std::FILE *f = open_gzip_file(path);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(TraceFileReader, ReadsPlainAndGzippedFilesInPieces) {
+  std::string data = trace_like(300000);
+  std::string plain = temp_path("plain.fxt");
+  std::ofstream(plain, std::ios::binary) << data;
+  std::string gz = gzipped_file("whole.fxt.gz", data);
+  for (size_t chunk : {1, 7, 65536, 1 << 20}) {
+    EXPECT_EQ(read_through(plain, chunk), std::make_pair(data, std::string()));
+    EXPECT_EQ(read_through(gz, chunk), std::make_pair(data, std::string()));
+  }
+  std::string one = temp_path("one");
+  std::ofstream(one) << "x";  // shorter than the gzip magic
+  EXPECT_EQ(read_through(one, 4), std::make_pair(std::string("x"), std::string()));
+  for (const auto &p : {plain, gz, one})
+    std::remove(p.c_str());
+}
+
+TEST(TraceFileReader, MembersJoin) {
+  std::string a = gzipped_file("a.gz", "first "), b = gzipped_file("b.gz", "second");
+  std::string both = temp_path("both.gz");
+  std::ofstream(both, std::ios::binary) << read_bytes(a) << read_bytes(b);
+  EXPECT_EQ(read_through(both, 3), std::make_pair(std::string("first second"), std::string()));
+  for (const auto &p : {a, b, both})
+    std::remove(p.c_str());
+}
+
+// What a cut stream holds comes out before the error: a trace cut short
+// shows its records.
+TEST(TraceFileReader, ACutStreamGivesWhatItHoldsThenAnError) {
+  std::string data = trace_like(200000);
+  std::string gz = gzipped_file("cut.gz", data);
+  std::string bytes = read_bytes(gz);
+  std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  auto [out, error] = read_through(gz, 4096);
+  EXPECT_GT(out.size(), 50000u);
+  EXPECT_EQ(out, data.substr(0, out.size()));
+  EXPECT_EQ(error, "the gzip stream ends early: the file is cut short (" +
+                       std::to_string(out.size()) + " bytes inflated)");
+  bytes[bytes.size() / 2] ^= 0x55;  // damage in the middle
+  std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_EQ(read_through(gz, 4096).second.rfind("damaged gzip stream (", 0), 0u);
+  std::remove(gz.c_str());
+  EXPECT_EQ(read_through(temp_path("missing"), 4).second,
+            "cannot read " + temp_path("missing") + ": No such file or directory");
+}
+
 }  // namespace
 }  // namespace mt

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
+#include <lua.hpp>
 
 #include "compiler/error.h"
 #include "runtime/output.h"
@@ -198,6 +200,111 @@ report{ type = "summary", text = "not in json\n",
   ::testing::internal::CaptureStderr();
   text.script.declare();
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "summary\n");
+}
+
+// Declaring is for the body: a map declared in a handler had no kernel map
+// behind it, and using it crashed.
+TEST(LuaScript, DeclaringInAHandlerIsRefusedAtItsLine) {
+  for (const char *call :
+       {"map{ name = 'late' }", "count{}", "hist{ value = 'pid' }", "probe('end', function() end)",
+        "param('late')", "latency{ start = 'begin', stop = 'end', key = 'tid', capture = {} }"}) {
+    Loaded l(std::string("probe('begin', function()\n  ") + call + "\nend)\n");
+    l.script.declare();
+    ASSERT_EQ(l.script.declaration().probes.size(), 1u);
+    lua_State *L = l.script.state();
+    try {
+      l.script.call(0);
+      ADD_FAILURE() << call << " was accepted in a handler";
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()).rfind("t.lua:2: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("call it in the script's body, not in a handler"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(l.script.declaration().probes.size(), 1u) << call;
+    (void)L;
+  }
+}
+
+TEST(LuaScript, ReportRefusesTablesThatCannotBeJson) {
+  struct Bad {
+    const char *data;
+    const char *why;
+  } bad[] = {
+      {"local t = {}; t.t = t", "a table that contains itself (a cycle) cannot be JSON"},
+      {"local t = {}; t[1] = { t }", "a table that contains itself (a cycle) cannot be JSON"},
+      {"local t = {}; for i = 1, 65 do t = { t } end",
+       "a table nested more than 64 deep cannot be JSON"},
+      {"local t = { [print] = 1 }", "a table with a key of type function cannot be JSON"}};
+  for (const auto &b : bad) {
+    Loaded l(std::string(b.data) + "\nreport{ type = 'r', data = t }\n");
+    l.output.set_json(true);
+    try {
+      l.script.declare();
+      ADD_FAILURE() << b.data;
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()), std::string("t.lua:2: report 'r': ") + b.why);
+    }
+  }
+  // Shared, not cyclic: the same table twice is written twice; 64 deep is fine.
+  std::string path = ::testing::TempDir() + "/shared_" + std::to_string(getpid()) + ".json";
+  {
+    Loaded l(
+        "local s = { 1 }\nlocal deep = {}\nfor i = 1, 63 do deep = { deep } end\n"
+        "report{ type = 'r', data = { a = s, b = s } }\nreport{ type = 'd', data = deep }\n");
+    l.output.open(path);
+    l.output.set_json(true);
+    EXPECT_NO_THROW(l.script.declare());
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, R"({"type":"r","data":{"a":[1],"b":[1]}})");
+  std::remove(path.c_str());
+}
+
+TEST(LuaScript, MemoryPastTheLimitNamesTheLine) {
+  ScriptArgs args({});
+  Output output;
+  SandboxOptions sandbox;
+  sandbox.memory_limit = 16 << 20;
+  LuaScript script(
+      {"m.lua", "local t = {}\nfor i = 1, 100 do\n  t[i] = string.rep('x', 1 << 20) .. i\nend\n"},
+      sandbox, args, output);
+  try {
+    script.declare();
+    FAIL() << "16 MiB held 100 MiB";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "m.lua:3: the script needs more than its 16 MiB of Lua memory");
+  }
+}
+
+TEST(LuaScript, ExpressionsAreAtMost16KiB) {
+  Loaded ok("probe('tracepoint:a:b', { filter = string.rep('1', 16384) })\n");
+  EXPECT_NO_THROW(ok.script.declare());
+  Loaded l("probe('tracepoint:a:b', { filter = string.rep('1', 16385) })\n");
+  try {
+    l.script.declare();
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(
+        std::string(e.what()).rfind("t.lua:1: a C expression of 16385 bytes; at most 16384", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST(LuaScript, PrintKeepsNulBytes) {
+  std::string path = ::testing::TempDir() + "/nul_" + std::to_string(getpid()) + ".txt";
+  {
+    Loaded l("print('a\\0b', 'c')\n");
+    l.output.open(path);
+    l.script.declare();
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, std::string("a\0b\tc\n", 6));
+  std::remove(path.c_str());
 }
 
 }  // namespace mt
