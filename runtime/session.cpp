@@ -455,14 +455,6 @@ int run(const Options &options) {
     std::fputs(params_help(options.script, decl.params).c_str(), stdout);
     return 0;
   }
-  if (decl.probes.empty()) {
-    ScriptLocation where;
-    where.file = script.source().path;
-    throw Error(
-        "declares no probe, so there is nothing to trace (see 'Writing a script' in "
-        "the README)",
-        where);
-  }
   // Files open before anything is attached, under temporary names until
   // tracing begins (output_file.h). A script that draws writes a trace,
   // which -o names; its text then goes to stdout.
@@ -474,6 +466,14 @@ int run(const Options &options) {
                                : OutputFile::open(options.output));
   else if (!options.output.empty())
     output.open(OutputFile::open(options.output));
+  if (decl.probes.empty()) {
+    ScriptLocation where;
+    where.file = script.source().path;
+    throw Error(
+        "declares no probe, so there is nothing to trace (see 'Writing a script' in "
+        "the README)",
+        where);
+  }
   args.check_all_used();
   for (const auto &notice : script.notices())
     std::fprintf(stderr, "moontrace: %s\n", notice.c_str());

@@ -140,8 +140,7 @@ const std::vector<Case> kCases = {
     {.name = "ModuleThatIsAFifoDoesNotHang",
      .files = {{"t.lua", "require \"helper\"\n"}},
      .args = {"t.lua"},
-     .error = "moontrace: t.lua:1: refusing to load ./helper.lua: {dir}/helper.lua is not a "
-              "regular file (owner nobody uid 65534, mode 0644); name a regular file",
+     .error = "moontrace: t.lua:1: './helper.lua' is a FIFO, not a script file",
      .setup = fifo("helper.lua", kNobody),
      .timeout_s = 10},
     {.name = "ModuleInAWorldWritableMoontracePathDirectory",
