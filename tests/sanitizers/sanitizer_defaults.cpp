@@ -1,0 +1,28 @@
+// Default options of the sanitizers, compiled into every sanitized
+// executable (MT_SANITIZE, MT_FUZZ) so that they hold however it is
+// started: by ctest, by an e2e test that clears the environment, by hand.
+// ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS still override them.
+
+extern "C" {
+
+// Any report ends the process with a failure. abort_on_error: the exit is
+// a SIGABRT, which the e2e tests cannot mistake for a clean error exit.
+const char *__asan_default_options() {
+  return "halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:"
+         "detect_stack_use_after_return=1:check_initialization_order=1";
+}
+
+const char *__ubsan_default_options() {
+  return "halt_on_error=1:abort_on_error=1:print_stacktrace=1";
+}
+
+// Leaks reported only in code we build. LLVM and Clang keep allocations
+// for the life of the process on purpose (ManagedStatic, command-line
+// option registries, interned identifiers), and they are not instrumented;
+// see tests/sanitizers/README.md.
+const char *__lsan_default_suppressions() {
+  return "leak:libLLVM\n"
+         "leak:libclang-cpp\n";
+}
+
+}  // extern "C"
