@@ -108,6 +108,9 @@ class MemoryBudget {
 #ifndef MT_FUZZ_HAS_INTERRUPT
 constexpr int kInstructionBudget = 20'000'000;
 void instruction_budget_hook(lua_State *L, lua_Debug *) {
+  // Raise again at every instruction: a pcall that caught this error
+  // cannot keep the loop around it going.
+  lua_sethook(L, instruction_budget_hook, LUA_MASKCOUNT, 1);
   luaL_error(L, "instruction budget of the fuzz target exhausted");
 }
 #endif
