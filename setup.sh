@@ -16,6 +16,7 @@ packages=(
   qemu-system-x86 linux-image-amd64 busybox-static # tests/vm: Debian's 6.1 kernel in qemu
   xz-utils cpio                                    # tests/vm: unpack the kernel, pack the initramfs
   e2fsprogs                                        # tests: mkfs.ext4 for a private ext4, here and in the VM
+  clang-19 libclang-rt-19-dev                      # tests: the ASan+UBSan build and the libFuzzer targets
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -41,7 +42,15 @@ case "${1:-run}" in
     echo "setup: open uring.fxt in https://ui.perfetto.dev (or: build/moontrace dump uring.fxt)"
     ;;
   test)
-    cd build && ctest --output-on-failure -j1
+    (cd build && ctest --output-on-failure -j1)
+    # Then the same tests built with ASan+UBSan (the e2e tests run the
+    # sanitized moontrace), and each fuzz target for a bounded time; any
+    # sanitizer report fails them.
+    cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DMT_SANITIZE=ON -DMT_FUZZ=ON >/dev/null
+    cmake --build build-sanitize -j"$(nproc)" --target moontrace unit_tests e2e_tests fuzzers
+    (cd build-sanitize && ctest --output-on-failure -j1 -R '^(unit|e2e)\.' -E '\.E2eVm\.')
+    tests/fuzz/run.sh build-sanitize "${MT_FUZZ_SECONDS:-60}"
     ;;
   *)
     echo "usage: $0 [run|test]" >&2

@@ -40,7 +40,10 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
   } else if (btf_is_ptr(t)) {
     f.kind = FieldKind::Pointer;
   } else if (btf_is_float(t)) {
-    f.kind = FieldKind::Float;
+    // Decoded as float or double; other widths (_Float16, long double)
+    // stay bytes rather than be read past their end.
+    if (f.size == 4 || f.size == 8)
+      f.kind = FieldKind::Float;
   } else if (btf_is_array(t)) {
     const struct btf_type *elem = btf__type_by_id(btf, skip_modifiers(btf, btf_array(t)->type));
     if (elem && btf_is_int(elem) && elem->size == 1)
@@ -181,7 +184,10 @@ void encode_field(const RecordField &field, const FieldValue &value, void *data)
     }
     case FieldKind::String:
     case FieldKind::Bytes:
-      std::memcpy(p, value.s.data(), std::min<size_t>(value.s.size(), field.size));
+      // A field of 0 bytes may sit in a buffer of none (no memcpy from or
+      // to a null pointer, even for nothing).
+      if (size_t n = std::min<size_t>(value.s.size(), field.size))
+        std::memcpy(p, value.s.data(), n);
       break;
   }
 }

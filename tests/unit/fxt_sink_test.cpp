@@ -265,7 +265,8 @@ TEST_F(FxtSinkTest, ReleaseHoldsBackRecordsNotOlderThanTheWatermark) {
   sink.release(200);  // only what is older than 200
   EXPECT_EQ(sink.events(), 1u);
   sink.flush();
-  auto first = events(read());
+  auto first_records = read();
+  auto first = events(first_records);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0]->ts, 100u);
 
@@ -396,7 +397,8 @@ TEST_F(FxtSinkTest, ArgumentsKeepTheirKinds) {
              .text("full", "abcd"));  // no terminating zero: cut at its size
     sink.release(~0ull);
   }
-  auto drawn = events(read_clean());
+  auto records = read_clean();
+  auto drawn = events(records);
   ASSERT_EQ(drawn.size(), 1u);
   const FxtRecord &e = *drawn[0];
   ASSERT_EQ(e.args.size(), 8u);  // a name the layout lacks is left out
@@ -463,7 +465,8 @@ TEST_F(FxtSinkTest, SlicesStartTheirDurationBeforeTheirTime) {
     feed(sink, 1, Rec(layout).at(3000, pid, tid));
     sink.release(~0ull);
   }
-  auto drawn = events(read_clean());
+  auto records = read_clean();
+  auto drawn = events(records);
   ASSERT_EQ(drawn.size(), 3u);
   for (const auto *e : drawn)
     EXPECT_EQ(e->event_type, kComplete);
@@ -488,7 +491,8 @@ TEST_F(FxtSinkTest, BeginAndEndNestOnTheThread) {
     feed(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
     sink.release(~0ull);
   }
-  auto drawn = events(read_clean());
+  auto records = read_clean();
+  auto drawn = events(records);
   ASSERT_EQ(drawn.size(), 2u);
   EXPECT_EQ(drawn[0]->event_type, kBegin);
   EXPECT_EQ(drawn[0]->ts, 100u);

@@ -89,4 +89,23 @@ TEST(RecordDecoder, FormatsARecordAsText) {
   btf__free(b);
 }
 
+// Found by record_decoder_fuzzer: a _Float16 was read and written as 8 bytes.
+TEST(RecordDecoder, FloatsOtherThanFloatAndDoubleAreBytes) {
+  struct btf *b = btf__new_empty();
+  int half = btf__add_float(b, "_Float16", 2);
+  int wide = btf__add_float(b, "long double", 16);
+  int single = btf__add_float(b, "float", 4);
+  RecordLayout h = layout_of_type(b, half);
+  EXPECT_EQ(h.fields[0].kind, FieldKind::Bytes);
+  EXPECT_EQ(layout_of_type(b, wide).fields[0].kind, FieldKind::Bytes);
+  EXPECT_EQ(layout_of_type(b, single).fields[0].kind, FieldKind::Float);
+  unsigned char bytes[2] = {0x00, 0x3c};  // 1.0 as _Float16
+  std::vector<FieldValue> values = decode_fields(h, bytes, sizeof(bytes));
+  EXPECT_EQ(field_text(values[0]), "003c");
+  unsigned char out[2] = {};
+  encode_field(h.fields[0], values[0], out);
+  EXPECT_EQ(std::memcmp(out, bytes, 2), 0);
+  btf__free(b);
+}
+
 }  // namespace mt
