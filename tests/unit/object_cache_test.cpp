@@ -16,12 +16,8 @@ namespace {
 const std::vector<char> kObject = {0x7f, 'E', 'L', 'F', 1, 2, 3, 0, 4};
 const std::string kKey = "0123456789abcdef0123456789abcdef";
 
-class ObjectCacheTest : public ::testing::Test {
+class ObjectCacheTest : public ChownTest {
  protected:
-  void SetUp() override {
-    if (!can_chown())
-      GTEST_SKIP() << "needs root to chown";
-  }
   std::string error_of(const ObjectCache &cache) {
     try {
       cache.load(kKey);

@@ -16,14 +16,8 @@
 namespace mt {
 namespace {
 
-class OutputFileTest : public ::testing::Test {
+class OutputFileTest : public ChownTest {
  protected:
-  void SetUp() override {
-    if (!can_chown())
-      GTEST_SKIP() << "needs root to chown";
-    unsetenv("SUDO_UID");
-    unsetenv("SUDO_GID");
-  }
   static std::string error_of(const std::string &path,
                               OutputFile::Origin origin = OutputFile::Origin::CommandLine,
                               bool unsafe = false) {

@@ -1,6 +1,7 @@
 // A private directory for tests that set owners and modes (chown needs
 // root), removed with everything in it at the end of the test.
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,9 +70,16 @@ inline mode_t mode_of(const std::string &path) {
   return st.st_mode & 07777;
 }
 
-// Whether tests that chown can run: they need root.
-inline bool can_chown() {
-  return geteuid() == 0;
-}
+// Tests that chown files to other users: they need root, and start as if
+// no sudo were involved.
+class ChownTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0)
+      GTEST_SKIP() << "needs root to chown";
+    unsetenv("SUDO_UID");
+    unsetenv("SUDO_GID");
+  }
+};
 
 }  // namespace mt

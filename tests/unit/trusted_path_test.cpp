@@ -12,14 +12,8 @@
 namespace mt {
 namespace {
 
-class TrustedPath : public ::testing::Test {
+class TrustedPath : public ChownTest {
  protected:
-  void SetUp() override {
-    if (!can_chown())
-      GTEST_SKIP() << "needs root to chown";
-    unsetenv("SUDO_UID");
-    unsetenv("SUDO_GID");
-  }
   // The refusal when loading `path` as a script, or "" when it loads.
   std::string refusal(const std::string &path) {
     try {
