@@ -2,9 +2,12 @@
 
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <lua.hpp>
+#include <mutex>
+#include <thread>
 
 namespace mt {
 namespace {
@@ -19,6 +22,9 @@ volatile sig_atomic_t g_signal_count = 0;
 std::atomic<int> g_tolerated{0};
 std::atomic<StopClock::rep> g_deadline{StopClock::time_point::max().time_since_epoch().count()};
 bool g_interrupted = false;
+// The Lua call running now, numbered, or 0 between calls.
+std::atomic<uint64_t> g_running_call{0};
+uint64_t g_calls = 0;
 
 // Instructions between two checks: about 0.1 ms of Lua, and a check costs
 // one clock read.
@@ -44,6 +50,30 @@ void interrupt_hook(lua_State *L, lua_Debug *) {
   lua_pushstring(L, "interrupted");
   lua_concat(L, 2);
   lua_error(L);
+}
+
+// Ends moontrace when one Lua call stays overdue for kLuaWatchdogGrace.
+[[noreturn]] void watch_lua_calls() {
+  uint64_t overdue_call = 0;
+  StopClock::time_point overdue_since;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    uint64_t call = g_running_call;
+    if (!call || !lua_must_stop()) {
+      overdue_call = 0;
+      continue;
+    }
+    if (call != overdue_call) {
+      overdue_call = call;
+      overdue_since = StopClock::now();
+    } else if (StopClock::now() - overdue_since >= kLuaWatchdogGrace) {
+      static const char kLine[] =
+          "moontrace: the script is still in a Lua library function 1 s after it was due to "
+          "stop; leaving with the output as last written\n";
+      (void)!write(STDERR_FILENO, kLine, sizeof kLine - 1);
+      _exit(1);
+    }
+  }
 }
 
 void remember_inherited_signals() {
@@ -125,12 +155,19 @@ bool lua_must_stop() {
 }
 
 void arm_lua_interrupt(lua_State *L) {
+  static std::once_flag watchdog;
+  std::call_once(watchdog, [] { std::thread(watch_lua_calls).detach(); });
+  g_running_call = ++g_calls;
   g_interrupted = false;
   lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, kCheckEvery);
 }
 
 bool lua_was_interrupted() {
   return g_interrupted;
+}
+
+void lua_call_ended() {
+  g_running_call = 0;
 }
 
 void stop_if_signalled_before_tracing() {

@@ -39,6 +39,13 @@ bool lua_must_stop();
 void arm_lua_interrupt(lua_State *L);
 // Whether the hook interrupted Lua since arm_lua_interrupt().
 bool lua_was_interrupted();
+// Marks the end of the call armed last. A call that is still running
+// kLuaWatchdogGrace after it was due to stop is inside a C function the
+// hook cannot reach (string.find on a pattern that backtracks for ever,
+// say): a watchdog thread then ends moontrace with one line and status 1,
+// leaving the output as last written (whole records, at most 1 s old).
+void lua_call_ended();
+inline constexpr std::chrono::seconds kLuaWatchdogGrace{1};
 
 // Thrown when Lua code was interrupted: where it was ("x.lua:4:").
 struct LuaInterrupted {

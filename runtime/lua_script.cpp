@@ -1202,6 +1202,7 @@ void LuaScript::declare() {
   if (status == LUA_OK) {
     arm_lua_interrupt(L_);
     status = lua_pcall(L_, 0, 0, 0);
+    lua_call_ended();
   }
   if (status != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
@@ -1233,7 +1234,9 @@ void LuaScript::print_map(int index) {
 
 void LuaScript::call_handler_on_stack(int nargs) {
   arm_lua_interrupt(L_);
-  if (lua_pcall(L_, nargs, 0, 0) != LUA_OK) {
+  int status = lua_pcall(L_, nargs, 0, 0);
+  lua_call_ended();
+  if (status != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in handler";
     lua_pop(L_, 1);
     throw_lua_error(message);

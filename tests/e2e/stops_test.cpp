@@ -99,6 +99,39 @@ TEST_F(E2eStops, BusyHandlerUnderAStormHonoursSigint) {
   EXPECT_EQ(values_of(r.out, "handled").size(), 1u) << r;
 }
 
+// A handler stuck in a C function of Lua's library (a pattern that
+// backtracks for ever) is out of the hook's reach: the watchdog ends the
+// run 1 s after the stop, with one line, and the trace as last written.
+TEST_F(E2eStops, HandlerStuckInALibraryFunctionIsLeftAfterASecond) {
+  TempDir dir;
+  std::string stuck = dir.write(
+      "stuck.lua",
+      "fxt{}\n"
+      "probe(\"tracepoint:io_uring:io_uring_complete\", {draw = {kind = \"instant\", name = "
+      "\"complete\"}}, function()\n"
+      "  string.find(string.rep(\"a\", 100000), \".-.-.-.-b\")\n"
+      "end)\n");
+  Process storm(stopped_nop_storm(100));
+  Process tracer(mt({"-p", std::to_string(storm.pid()), "-o", dir.file("t.fxt"), stuck}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  EXPECT_EQ(storm.wait(10s).exit_code, 0);
+  std::this_thread::sleep_for(1500ms);
+  auto signalled = Clock::now();
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(30s);
+  double took = seconds_since(signalled);
+  std::fprintf(stderr, "[ measured ] SIGINT to exit, stuck in string.find: %.2f s\n", took);
+  EXPECT_LT(took, 4.0) << r;  // 1 s by design; generous on a shared machine
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_EQ(
+      r.err_lines(),
+      std::vector<std::string>{"moontrace: the script is still in a Lua library function 1 s after "
+                               "it was due to stop; leaving with the output as last written"})
+      << r;
+  EXPECT_EQ(read_file(dir.file("t.fxt")).size() % 8, 0u);
+}
+
 // When the traced work ends by itself, every buffered event is handled,
 // however long that takes: only a requested stop is bounded.
 TEST_F(E2eStops, EndOfTheCommandHandlesEveryBufferedEvent) {
