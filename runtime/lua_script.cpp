@@ -1148,7 +1148,8 @@ struct LuaApi {
     for (auto [type, methods] :
          {std::pair{kMapType, map_methods}, std::pair{kAggregationType, aggregation_methods}}) {
       luaL_newmetatable(L, type);
-      luaL_newlib(L, methods);
+      lua_newtable(L);  // not luaL_newlib: `methods` is a pointer here, not an array
+      luaL_setfuncs(L, methods, 0);
       lua_setfield(L, -2, "methods");
       lua_pushcfunction(L, handle_index);
       lua_setfield(L, -2, "__index");
