@@ -126,7 +126,8 @@ UniqueFd ObjectCache::open_directory() const {
                     "set MOONTRACE_CACHE to a directory of your own or run with --no-cache"});
     if (st.st_mode & (S_IWGRP | S_IWOTH))
       refuse(verb, {dir_ + " is writable by other users (" + owner_and_mode(st) + ")",
-                    "chmod 700 " + dir_});
+                    (st.st_mode & S_ISVTX ? "set MOONTRACE_CACHE to a directory of your own"
+                                          : "chmod 700 " + dir_)});
   };
   if (S_ISDIR(st.st_mode))
     check_own(st);  // first, for its own message; again once opened

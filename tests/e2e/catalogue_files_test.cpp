@@ -89,7 +89,8 @@ const std::vector<Case> kCases = {
      .files = {{"t.lua", kProbeScript}},
      .args = {"t.lua"},
      .error = "moontrace: refusing to use the object cache {dir}/cache: {dir}/cache is writable "
-              "by other users (owner root uid 0, mode 1777); chmod 700 {dir}/cache",
+              "by other users (owner root uid 0, mode 1777); set MOONTRACE_CACHE to a directory of "
+              "your own",
      .env = {{"MOONTRACE_CACHE", "{dir}/cache"}},
      .setup = make_dir("cache", 01777)},
     {.name = "XdgCacheHomeOfAnotherUser",
