@@ -57,7 +57,7 @@ void interrupt_hook(lua_State *L, lua_Debug *) {
   uint64_t overdue_call = 0;
   StopClock::time_point overdue_since;
   for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     uint64_t call = g_running_call;
     if (!call || !lua_must_stop()) {
       overdue_call = 0;
@@ -68,8 +68,8 @@ void interrupt_hook(lua_State *L, lua_Debug *) {
       overdue_since = StopClock::now();
     } else if (StopClock::now() - overdue_since >= kLuaWatchdogGrace) {
       static const char kLine[] =
-          "moontrace: the script is still in a Lua library function 1 s after it was due to "
-          "stop; leaving with the output as last written\n";
+          "moontrace: the script is stuck in a Lua library function and cannot be stopped; "
+          "leaving with the output as last written\n";
       (void)!write(STDERR_FILENO, kLine, sizeof kLine - 1);
       _exit(1);
     }

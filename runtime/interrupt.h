@@ -43,9 +43,10 @@ bool lua_was_interrupted();
 // kLuaWatchdogGrace after it was due to stop is inside a C function the
 // hook cannot reach (string.find on a pattern that backtracks for ever,
 // say): a watchdog thread then ends moontrace with one line and status 1,
-// leaving the output as last written (whole records, at most 1 s old).
+// within the second a stop may take, leaving the output as last written
+// (whole records, at most 1 s old).
 void lua_call_ended();
-inline constexpr std::chrono::seconds kLuaWatchdogGrace{1};
+inline constexpr std::chrono::milliseconds kLuaWatchdogGrace{700};
 
 // Thrown when Lua code was interrupted: where it was ("x.lua:4:").
 struct LuaInterrupted {

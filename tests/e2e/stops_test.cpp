@@ -101,8 +101,8 @@ TEST_F(E2eStops, BusyHandlerUnderAStormHonoursSigint) {
 
 // A handler stuck in a C function of Lua's library (a pattern that
 // backtracks for ever) is out of the hook's reach: the watchdog ends the
-// run 1 s after the stop, with one line, and the trace as last written.
-TEST_F(E2eStops, HandlerStuckInALibraryFunctionIsLeftAfterASecond) {
+// run within the second a stop may take, with one line, and the trace as last written.
+TEST_F(E2eStops, HandlerStuckInALibraryFunctionIsLeftWithinASecond) {
   TempDir dir;
   std::string stuck = dir.write(
       "stuck.lua",
@@ -122,12 +122,11 @@ TEST_F(E2eStops, HandlerStuckInALibraryFunctionIsLeftAfterASecond) {
   auto r = tracer.wait(30s);
   double took = seconds_since(signalled);
   std::fprintf(stderr, "[ measured ] SIGINT to exit, stuck in string.find: %.2f s\n", took);
-  EXPECT_LT(took, 4.0) << r;  // 1 s by design; generous on a shared machine
+  EXPECT_LT(took, 3.0) << r;  // 0.75 s by design; generous on a shared machine
   EXPECT_EQ(r.exit_code, 1) << r;
-  EXPECT_EQ(
-      r.err_lines(),
-      std::vector<std::string>{"moontrace: the script is still in a Lua library function 1 s after "
-                               "it was due to stop; leaving with the output as last written"})
+  EXPECT_EQ(r.err_lines(),
+            std::vector<std::string>{"moontrace: the script is stuck in a Lua library function and "
+                                     "cannot be stopped; leaving with the output as last written"})
       << r;
   EXPECT_EQ(read_file(dir.file("t.fxt")).size() % 8, 0u);
 }
