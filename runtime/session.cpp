@@ -201,6 +201,7 @@ constexpr auto kStopProcessing = std::chrono::milliseconds(500);
 constexpr auto kStopCounting = std::chrono::milliseconds(500);
 constexpr auto kEndHandlersTime = std::chrono::seconds(1);
 constexpr auto kFlushEvery = std::chrono::seconds(1);
+constexpr int kCutDrainsBeforeRelease = 10;  // a drain is cut after kPollSlice
 
 // How records are taken: while tracing, each poll or drain hands back
 // control at least every 100 ms (to run timers and notice a stop). After a
@@ -742,6 +743,7 @@ int run(const Options &options) {
     if (child)
       child->start();
     auto next_flush = Clock::now() + kFlushEvery;
+    int cut_drains = 0;  // in a row, since the trace was last released
     while ((cause = why_stop()) == StopCause::None) {
       auto now = Clock::now();
       // Probes wake us only when a ring is filling up: poll every 10 ms.
@@ -759,11 +761,17 @@ int run(const Options &options) {
         usleep(timeout * 1000);
       }
       if (trace && events) {
-        // Per-CPU buffers deliver out of order: draw what is surely complete.
+        // Per-CPU buffers deliver out of order: draw what is surely complete,
+        // which is what came before the watermark once every buffer was
+        // emptied. A drain cut short (a stop signal, a busy storm) may have
+        // left older records in another CPU's buffer: they are waited for,
+        // for a second at most, so that what is pending stays bounded.
         uint64_t watermark = monotonic_ns() - 1000000;
         state.slice_end = Clock::now() + kPollSlice;
-        events->drain();
-        trace->release(watermark);
+        if (events->drain() || ++cut_drains >= kCutDrainsBeforeRelease) {
+          trace->release(watermark);
+          cut_drains = 0;
+        }
       }
       now = Clock::now();
       if (now >= next_loss_check)
