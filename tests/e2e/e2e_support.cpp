@@ -106,7 +106,8 @@ Command as_nobody(Command c) {
 std::vector<std::string> Result::err_lines() const {
   std::vector<std::string> kept;
   for (auto &l : lines(err))
-    if (!(l.rfind("moontrace: ", 0) == 0 && (contains(l, kReady) || contains(l, " events, "))))
+    if (!(l.rfind("moontrace: ", 0) == 0 && (contains(l, kReady) || contains(l, " events, "))) &&
+        l.rfind("moontrace:   lost ", 0) != 0)
       kept.push_back(l);
   return kept;
 }

@@ -41,7 +41,8 @@ struct Result {
   bool timed_out = false;
   std::string out, err;
 
-  std::vector<std::string> err_lines() const;  // without the ready and event-count lines
+  std::vector<std::string> err_lines() const;  // without the ready and event-count lines (and the
+                                               // lost records per probe that follow it)
 };
 std::ostream &operator<<(std::ostream &os, const Result &r);
 
