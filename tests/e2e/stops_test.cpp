@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <tuple>
 
 #include "compiler/error.h"
 #include "runtime/fxt_reader.h"
@@ -41,27 +42,37 @@ size_t instants_named(const std::string &path, const std::string &name) {
 // (300,000 NOPs: a stop in their midst, and a trace of tens of MB at
 // most) cleanly: exit 0, and the trace, plain or gzipped, is whole and
 // imports cleanly.
-TEST_F(E2eStops, EachStopSignalKeepsAValidTrace) {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
-    for (std::string name : {"t.fxt", "t.fxt.gz"}) {
-      SCOPED_TRACE(std::string(sigabbrev_np(sig)) + " " + name);
-      TempDir dir;
-      Process storm(stopped_nop_storm(300000));
-      Process tracer(mt({"-o", dir.file(name), "-p", std::to_string(storm.pid()), "uring"}));
-      ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
-      storm.resume();
-      std::this_thread::sleep_for(200ms);
-      tracer.signal(sig);
-      auto r = tracer.wait(20s);
-      ASSERT_EQ(r.exit_code, 0) << r;
-      EXPECT_TRUE(contains(r.err, "moontrace: wrote ")) << r;
-      auto problems = mt::testing::perfetto_problems_in_file(dir.file(name));
-      EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
-      auto dump = run(mt({"dump", dir.file(name)}));
-      EXPECT_EQ(dump.exit_code, 0) << dump.err;
-      EXPECT_TRUE(contains(dump.out, "submit")) << dump.err;
-    }
+class E2eStopSignals : public BpfTest,
+                       public ::testing::WithParamInterface<std::tuple<int, std::string>> {};
+
+TEST_P(E2eStopSignals, KeepAValidTrace) {
+  auto [sig, name] = GetParam();
+  TempDir dir;
+  Process storm(stopped_nop_storm(300000));
+  Process tracer(mt({"-o", dir.file(name), "-p", std::to_string(storm.pid()), "uring"}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  storm.resume();
+  std::this_thread::sleep_for(200ms);
+  tracer.signal(sig);
+  auto r = tracer.wait(20s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err, "moontrace: wrote ")) << r;
+  auto problems = mt::testing::perfetto_problems_in_file(dir.file(name));
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  auto dump = run(mt({"dump", dir.file(name)}));
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_TRUE(contains(dump.out, "submit")) << dump.err;
 }
+
+// One test each: the sanitized build takes most of a minute for one.
+INSTANTIATE_TEST_SUITE_P(EachSignalPlainAndGzipped, E2eStopSignals,
+                         ::testing::Combine(::testing::Values(SIGINT, SIGTERM, SIGHUP),
+                                            ::testing::Values(std::string("t.fxt"),
+                                                              std::string("t.fxt.gz"))),
+                         [](const auto &info) {
+                           return std::string(sigabbrev_np(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) == "t.fxt" ? "Plain" : "Gzipped");
+                         });
 
 // A handler that takes 1 ms per event cannot keep up with a NOP storm: the
 // stop still comes on time, the buffered events get 0.5 s, the rest are
