@@ -25,6 +25,15 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// Sends `sig` to `tracer` and waits for it; `took` is how long it took to exit.
+Result stop_and_time(Process &tracer, int sig, double &took) {
+  auto signalled = Clock::now();
+  tracer.signal(sig);
+  Result r = tracer.wait(30s);
+  took = seconds_since(signalled);
+  return r;
+}
+
 // nop_storm submitting NOPs for far longer than any test runs, stopped
 // before exec; the test ends it.
 Command endless_storm() {
@@ -99,10 +108,8 @@ TEST_F(E2eStops, BusyHandlerUnderAStormHonoursSigint) {
   ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
   storm.resume();
   std::this_thread::sleep_for(1500ms);
-  auto signalled = Clock::now();
-  tracer.signal(SIGINT);
-  auto r = tracer.wait(30s);
-  double took = seconds_since(signalled);
+  double took;
+  auto r = stop_and_time(tracer, SIGINT, took);
   ASSERT_EQ(r.exit_code, 0) << r;
   std::fprintf(stderr, "[ measured ] SIGINT to exit: %.2f s\n", took);
   EXPECT_LT(took, 3.0) << r;  // 1 s at most; generous on a shared machine
@@ -128,10 +135,8 @@ TEST_F(E2eStops, HandlerStuckInALibraryFunctionIsLeftWithinASecond) {
   storm.resume();
   EXPECT_EQ(storm.wait(10s).exit_code, 0);
   std::this_thread::sleep_for(1500ms);
-  auto signalled = Clock::now();
-  tracer.signal(SIGINT);
-  auto r = tracer.wait(30s);
-  double took = seconds_since(signalled);
+  double took;
+  auto r = stop_and_time(tracer, SIGINT, took);
   std::fprintf(stderr, "[ measured ] SIGINT to exit, stuck in string.find: %.2f s\n", took);
   EXPECT_LT(took, 3.0) << r;  // 0.75 s by design; generous on a shared machine
   EXPECT_EQ(r.exit_code, 1) << r;
@@ -157,10 +162,8 @@ TEST_F(E2eStops, StopSignalCutsTheHandlingOfWhatTheCommandLeft) {
   Process tracer(mt({"-c", workload("nop_storm") + " 20000", script("busy_handler.lua")}));
   ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
   std::this_thread::sleep_for(2s);  // the storm is over; 20 s of handling are buffered
-  auto signalled = Clock::now();
-  tracer.signal(SIGINT);
-  auto r = tracer.wait(30s);
-  double took = seconds_since(signalled);
+  double took;
+  auto r = stop_and_time(tracer, SIGINT, took);
   ASSERT_EQ(r.exit_code, 0) << r;
   std::fprintf(stderr, "[ measured ] SIGINT to exit: %.2f s\n", took);
   EXPECT_LT(took, 3.0) << r;
@@ -176,10 +179,8 @@ TEST_F(E2eStops, StopSignalDuringTheCompileLeavesAtOnce) {
     c.env.push_back({"MOONTRACE_TEST_SLOW_COMPILE_MS", "60000"});
     Process tracer(c);
     std::this_thread::sleep_for(1500ms);  // declared, resolved, compiling
-    auto signalled = Clock::now();
-    tracer.signal(sig);
-    auto r = tracer.wait(20s);
-    double took = seconds_since(signalled);
+    double took;
+    auto r = stop_and_time(tracer, sig, took);
     EXPECT_EQ(r.exit_code, 128 + sig) << r;
     EXPECT_EQ(r.err, "moontrace: stopped before tracing began (SIG" +
                          std::string(sigabbrev_np(sig)) + ")\n");
