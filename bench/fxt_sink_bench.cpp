@@ -2,7 +2,7 @@
 // (a submit slice that begins a flow, a hop that steps it, a completion
 // that ends it, and per batch an io_uring_enter slice with a counter and an
 // instant on the ring's keyed track) are built in memory first, then fed
-// to FxtSink::record and drawn by release() into /dev/null, two "CPUs"
+// to the reorder window and drawn by FxtSink into /dev/null, two "CPUs"
 // interleaved slightly out of time order, as from per-CPU ring buffers.
 // Reports ns per record (best and median of the rounds). One thread: it
 // loads one CPU. Not run by ctest.
@@ -23,6 +23,7 @@
 #include "compiler/declaration.h"
 #include "runtime/fxt_sink.h"
 #include "runtime/record_decoder.h"
+#include "runtime/reorder_window.h"
 #include "tests/record_layout.h"
 
 namespace {
@@ -48,7 +49,9 @@ struct Record {
 class Builder {
  public:
   Builder(uint32_t probe, const RecordLayout &layout)
-      : layout_(layout), rec_{probe, std::vector<unsigned char>(layout.size)} {}
+      : layout_(layout), rec_{probe, std::vector<unsigned char>(layout.size)} {
+    std::memcpy(rec_.bytes.data(), &probe, 4);  // __probe, as the kernel writes it
+  }
   Builder &at(uint64_t ts, uint64_t tid) { return set("__ts", ts).set("__task", kPid << 32 | tid); }
   Builder &set(const std::string &name, uint64_t v) {
     const RecordField &f = field_of(layout_, name);
@@ -243,6 +246,7 @@ int main(int argc, char **argv) {
   // Chunks of 64 records from each stream in turn; release every chunk
   // pair, up to the older of the two streams' last times (a watermark).
   std::vector<const Record *> order;
+  std::vector<size_t> source;           // the stream of order[i]
   std::vector<uint64_t> release_after;  // watermark to release after order[i], 0 none
   {
     size_t at[2] = {0, 0};
@@ -257,6 +261,7 @@ int main(int argc, char **argv) {
       for (int t = 0; t < 2; t++) {
         for (size_t k = 0; k < kChunk && at[t] < streams[t].size(); k++, at[t]++) {
           order.push_back(&streams[t][at[t]]);
+          source.push_back(t);
           release_after.push_back(0);
           last[t] = ts_of(streams[t][at[t]]);
         }
@@ -271,11 +276,19 @@ int main(int argc, char **argv) {
   for (int round = 0; round < rounds; round++) {
     FxtSink sink(out);
     sink.plan(s.decl, s.generated, s.layouts);
+    ReorderWindow window(2);
+    auto draw = [&sink](const unsigned char *data, uint32_t size) {
+      uint32_t probe;
+      std::memcpy(&probe, data, 4);
+      sink.draw(probe, data, size);
+    };
     auto t0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < order.size(); i++) {
-      sink.record(order[i]->probe, order[i]->bytes.data(), order[i]->bytes.size());
+      const Record &r = *order[i];
+      uint64_t ts = sink.arrived(r.probe, r.bytes.data(), r.bytes.size());
+      window.hold(source[i], ts, r.bytes.data(), r.bytes.size(), 0);
       if (release_after[i])
-        sink.release(release_after[i]);
+        window.release(release_after[i], draw);
     }
     sink.flush();
     auto t1 = std::chrono::steady_clock::now();

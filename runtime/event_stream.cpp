@@ -2,64 +2,182 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "compiler/error.h"
 
 namespace mt {
 
-EventStream::EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes,
-                         Handler handler)
-    : lost_fd_(lost_fd), num_probes_(num_probes), handler_(std::move(handler)) {
+namespace {
+
+// How late a record may be committed after its program read the time: a
+// program runs for microseconds, a little more when interrupts nest in it.
+constexpr uint64_t kReorderNs = 250000;
+
+uint64_t now_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return uint64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+std::vector<int> create_rings(uint32_t bytes) {
+  std::vector<int> fds;
   int cpus = libbpf_num_possible_cpus();
-  std::vector<__u32> keys;
   for (int cpu = 0; cpu < cpus; cpu++) {
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "mt_ring", 0, 0, bytes, nullptr);
-    if (fd < 0)
-      throw Error(std::string("cannot create a BPF ring buffer: ") + std::strerror(errno));
-    ring_fds_.push_back(fd);
-    keys.push_back(cpu);
-    int err = rb_ ? ring_buffer__add(rb_, fd, on_record, this)
-                  : ((rb_ = ring_buffer__new(fd, on_record, this, nullptr)) ? 0 : -errno);
-    if (err)
-      throw Error(std::string("cannot poll a BPF ring buffer: ") + std::strerror(-err));
+    if (fd < 0) {
+      int error = errno;
+      for (int f : fds)
+        close(f);
+      throw Error(std::string("cannot create a BPF ring buffer: ") + std::strerror(error));
+    }
+    fds.push_back(fd);
   }
-  // Each update of a map-in-map waits for an RCU grace period: install
-  // every CPU's buffer in one batch where the kernel allows it.
-  __u32 count = keys.size();
-  if (bpf_map_update_batch(rings_fd, keys.data(), ring_fds_.data(), &count, nullptr) == 0)
-    return;
-  for (size_t i = 0; i < keys.size(); i++)
-    if (bpf_map_update_elem(rings_fd, &keys[i], &ring_fds_[i], BPF_ANY) != 0)
-      throw Error(std::string("cannot install a per-CPU ring buffer: ") + std::strerror(errno));
+  return fds;
+}
+
+}  // namespace
+
+EventStream::EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes,
+                         Consumer consumer)
+    : ring_fds_(create_rings(bytes)),
+      window_(ring_fds_.size()),
+      consumer_(std::move(consumer)),
+      lost_fd_(lost_fd),
+      num_probes_(num_probes),
+      given_up_(num_probes),
+      last_ts_(ring_fds_.size(), now_ns()) {
+  try {
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0)
+      throw Error(std::string("cannot poll the BPF ring buffers: ") + std::strerror(errno));
+    std::vector<__u32> keys;
+    for (size_t cpu = 0; cpu < ring_fds_.size(); cpu++) {
+      rings_.emplace_back(ring_fds_[cpu], bytes);
+      keys.push_back(cpu);
+      // Edge-triggered: a wake-up is reported once, so records left in a
+      // ring on purpose (held for ordering) do not keep waking us.
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLET;
+      ev.data.u32 = cpu;
+      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ring_fds_[cpu], &ev) != 0)
+        throw Error(std::string("cannot poll a BPF ring buffer: ") + std::strerror(errno));
+    }
+    // Each update of a map-in-map waits for an RCU grace period: install
+    // every CPU's buffer in one batch where the kernel allows it.
+    __u32 count = keys.size();
+    if (bpf_map_update_batch(rings_fd, keys.data(), ring_fds_.data(), &count, nullptr) == 0)
+      return;
+    for (size_t i = 0; i < keys.size(); i++)
+      if (bpf_map_update_elem(rings_fd, &keys[i], &ring_fds_[i], BPF_ANY) != 0)
+        throw Error(std::string("cannot install a per-CPU ring buffer: ") + std::strerror(errno));
+  } catch (...) {
+    close_all();
+    throw;
+  }
 }
 
 EventStream::~EventStream() {
-  ring_buffer__free(rb_);
+  close_all();
+}
+
+void EventStream::close_all() {
+  rings_.clear();
+  if (epoll_fd_ >= 0)
+    close(epoll_fd_);
+  epoll_fd_ = -1;
   for (int fd : ring_fds_)
     close(fd);
+  ring_fds_.clear();
 }
 
-int EventStream::on_record(void *self, void *data, size_t size) {
-  // A negative value makes libbpf stop, past this record.
-  return static_cast<EventStream *>(self)->handler_(data, size) ? 0 : -ECANCELED;
+void EventStream::wait(int timeout_ms) {
+  if (timeout_ms <= 0)
+    return;
+  epoll_event events[8];
+  epoll_wait(epoll_fd_, events, 8, timeout_ms);
 }
 
-int EventStream::poll(int timeout_ms) {
-  int n = ring_buffer__poll(rb_, timeout_ms);
-  return n < 0 && n != -EINTR ? n : (n < 0 ? 0 : n);
+uint64_t EventStream::take() {
+  uint64_t watermark = now_ns() - kReorderNs, taken = 0;
+  bool stopped = false;
+  RingReader::Record r;
+  for (size_t i = 0; i < rings_.size(); i++) {
+    size_t cpu = (first_ring_ + i) % rings_.size();
+    RingReader &ring = rings_[cpu];
+    uint64_t from = ring.read_position();
+    while (!stopped && ring.peek(r)) {
+      uint64_t ts = UINT64_MAX;
+      stopped = !consumer_.take(r.data, r.size, ts);
+      ring.advance(r);
+      if (ts != UINT64_MAX)
+        last_ts_[cpu] = ts;
+      if (ts != UINT64_MAX && !window_.hold(cpu, ts, r.data, r.size, r.pos)) {
+        uint32_t probe;
+        std::memcpy(&probe, r.data, 4);
+        if (probe < given_up_.size())
+          given_up_[probe]++;
+      }
+    }
+    taken += ring.read_position() - from;
+    if (stopped) {
+      // A ring not emptied holds records about as old as its last one.
+      for (size_t j = i; j < rings_.size(); j++) {
+        size_t other = (first_ring_ + j) % rings_.size();
+        if (rings_[other].unread())
+          watermark = std::min(watermark, last_ts_[other]);
+      }
+      break;
+    }
+  }
+  first_ring_ = (first_ring_ + 1) % rings_.size();
+  stopped_ = stopped;
+  release(watermark);
+  return taken;
+}
+
+void EventStream::release(uint64_t watermark) {
+  window_.release(watermark, consumer_.draw);
+  for (size_t cpu = 0; cpu < rings_.size(); cpu++) {
+    auto held = window_.oldest_position(cpu);
+    rings_[cpu].release_to(held ? *held : rings_[cpu].read_position());
+  }
 }
 
 bool EventStream::drain() {
-  return ring_buffer__consume(rb_) != -ECANCELED;
+  // What was there when the drain began: a storm that goes on cannot keep it going.
+  std::vector<uint64_t> until;
+  for (auto &ring : rings_)
+    until.push_back(ring.produced());
+  for (;;) {
+    bool left = false;
+    for (size_t cpu = 0; cpu < rings_.size(); cpu++)
+      left |= rings_[cpu].read_position() < until[cpu];
+    if (!left)
+      break;
+    uint64_t taken = take();
+    if (stopped_)
+      return false;
+    if (!taken)
+      break;  // a record still being written
+  }
+  release_all();
+  return true;
+}
+
+void EventStream::release_all() {
+  release(UINT64_MAX);
 }
 
 std::vector<uint64_t> EventStream::lost() const {
-  std::vector<uint64_t> totals(num_probes_);
+  std::vector<uint64_t> totals = given_up_;
   std::vector<uint64_t> per_cpu(libbpf_num_possible_cpus());
   for (__u32 probe = 0; probe < num_probes_; probe++) {
     if (bpf_map_lookup_elem(lost_fd_, &probe, per_cpu.data()) != 0)

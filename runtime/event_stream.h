@@ -1,47 +1,65 @@
 // Records from the kernel: one BPF ring buffer per CPU, created here and
-// placed in the program's mt_rings array before events flow, polled
-// together; plus the per-probe counts of records that found no room.
+// placed in the program's mt_rings array before events flow, read in place;
+// plus the per-probe counts of records that found no room. Records to be
+// drawn are handed on in time order across CPUs (see reorder_window.h),
+// the others as they are found.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
-struct bpf_object;
-struct ring_buffer;
+#include "runtime/reorder_window.h"
+#include "runtime/ring_reader.h"
 
 namespace mt {
 
 class EventStream {
  public:
-  // Takes one record; false stops the poll or drain under way after it
-  // (the rest stays buffered), so that a slow handler cannot keep the
-  // caller in one call for as long as records keep coming.
-  using Handler = std::function<bool(const void *data, size_t size)>;
+  struct Consumer {
+    // Each record as it is found; sets `draw_at` (ns, the BPF clock) for
+    // one to be drawn in time order. False: take no more for now.
+    std::function<bool(const unsigned char *data, uint32_t size, uint64_t &draw_at)> take;
+    // The records given a time, in time order.
+    ReorderWindow::Draw draw;
+  };
 
   // `rings_fd` is the loaded outer map; one buffer of `bytes` per CPU.
-  EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes, Handler handler);
+  EventStream(int rings_fd, int lost_fd, size_t num_probes, uint32_t bytes, Consumer consumer);
   ~EventStream();
   EventStream(const EventStream &) = delete;
   EventStream &operator=(const EventStream &) = delete;
 
-  // Delivers what is ready, waiting up to timeout_ms; returns the count.
-  int poll(int timeout_ms);
-  // Delivers everything buffered in every ring, now: afterwards every
-  // record committed before the call has been delivered, unless the
-  // handler stopped it (then false).
+  // Waits up to timeout_ms for a ring to fill up enough to wake us.
+  void wait(int timeout_ms);
+  // Takes what every ring holds, then draws what is surely complete: what
+  // came before the last 250 us (a record is committed a little after its
+  // time is read). Returns the bytes taken.
+  uint64_t take();
+  // Takes what every ring held when it was called and draws all of it:
+  // false when the consumer stopped it (what it left stays buffered).
   bool drain();
-  // Records lost per probe since loading, summed over CPUs.
+  // Draws what is held, all of it (at the end).
+  void release_all();
+  // Records lost per probe since loading, summed over CPUs, with those
+  // given up by the reorder window.
   std::vector<uint64_t> lost() const;
   uint64_t total_lost() const;
 
  private:
-  static int on_record(void *self, void *data, size_t size);
+  void release(uint64_t watermark);
+  void close_all();
 
-  ring_buffer *rb_ = nullptr;
   std::vector<int> ring_fds_;
+  std::vector<RingReader> rings_;
+  ReorderWindow window_;
+  Consumer consumer_;
+  int epoll_fd_ = -1;
   int lost_fd_;
   size_t num_probes_;
-  Handler handler_;
+  std::vector<uint64_t> given_up_;  // by probe
+  std::vector<uint64_t> last_ts_;   // by CPU: the time of its last record to draw
+  size_t first_ring_ = 0;           // rotates, so that no ring is always taken last
+  bool stopped_ = false;            // the last take was stopped by the consumer
 };
 
 }  // namespace mt

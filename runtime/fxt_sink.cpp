@@ -16,7 +16,6 @@ namespace {
 
 constexpr uint64_t kTrackBit = 1ull << 63;  // synthetic thread koids, apart from real tids
 constexpr const char *kSelfName = "moontrace";
-constexpr size_t kCompactBytes = 64 << 10;  // an arena smaller than this is never compacted
 
 std::string proc_comm(const std::string &path, const std::string &fallback) {
   std::ifstream in(path);
@@ -216,48 +215,15 @@ FxtRef FxtSink::counter_name(const Track &track, const Plan &p) {
   return full;
 }
 
-void FxtSink::record(uint32_t probe, const void *data, size_t size) {
+uint64_t FxtSink::arrived(uint32_t probe, const void *data, size_t size) {
   auto *bytes = static_cast<const unsigned char *>(data);
   auto [ts_offset, task_offset] = header_[probe];
   if (size < record_sizes_[probe])
-    return;  // not a record of this layout
-  // Names now, while the thread most likely still exists.
+    return UINT64_MAX;  // not a record of this layout
   uint64_t task = load(bytes + task_offset, 8);
   if (!learned_.seen({task >> 32, task & 0xffffffff}))
     learn_name(task >> 32, task & 0xffffffff);
-  pending_.push_back(
-      {load(bytes + ts_offset, 8), probe, static_cast<uint32_t>(size), arena_.size()});
-  arena_.insert(arena_.end(), bytes, bytes + size);
-}
-
-void FxtSink::release(uint64_t watermark) {
-  // What is pending stays sorted: only what came since is sorted and merged in.
-  auto older = [](const Pending &a, const Pending &b) { return a.ts < b.ts; };
-  auto fresh = pending_.begin() + static_cast<std::ptrdiff_t>(sorted_);
-  std::stable_sort(fresh, pending_.end(), older);
-  std::inplace_merge(pending_.begin(), fresh, pending_.end(), older);
-  size_t n = 0;
-  for (; n < pending_.size() && pending_[n].ts < watermark; n++) {
-    draw(pending_[n].probe, arena_.data() + pending_[n].offset, pending_[n].size);
-    dead_ += pending_[n].size;
-  }
-  pending_.erase(pending_.begin(), pending_.begin() + n);
-  sorted_ = pending_.size();
-  // Drawn records leave holes in the arena: once they are most of it, the
-  // pending ones move to the spare arena, in time order.
-  if (pending_.empty()) {
-    arena_.clear();
-    dead_ = 0;
-  } else if (dead_ > arena_.size() / 2 && arena_.size() > kCompactBytes) {
-    spare_.clear();
-    for (Pending &p : pending_) {
-      const unsigned char *from = arena_.data() + p.offset;
-      p.offset = spare_.size();
-      spare_.insert(spare_.end(), from, from + p.size);
-    }
-    arena_.swap(spare_);
-    dead_ = 0;
-  }
+  return load(bytes + ts_offset, 8);
 }
 
 void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {

@@ -36,12 +36,12 @@ class FxtSink {
   void plan(const Declaration &decl, const GeneratedProgram &generated,
             const std::vector<std::optional<RecordLayout>> &layouts);
   bool draws(uint32_t probe) const { return probe < plans_.size() && !plans_[probe].empty(); }
-  // Takes a record; it is drawn once release() passes its time, so that
-  // records from per-CPU buffers are drawn in time order.
-  void record(uint32_t probe, const void *data, size_t size);
-  // Draws the records older than `watermark` (ns, the BPF clock), oldest
-  // first; every later record must be newer.
-  void release(uint64_t watermark);
+  // A record as it arrives: the thread's name is learned now, while the
+  // thread most likely still exists. Returns the record's time, by which
+  // it is to be drawn, or UINT64_MAX when it is not a record of its layout.
+  uint64_t arrived(uint32_t probe, const void *data, size_t size);
+  // Draws a record; records are drawn in time order.
+  void draw(uint32_t probe, const unsigned char *bytes, size_t size);
   // A struct mt_thread_name record: a thread's name, as it changed.
   void thread_named(const void *data, size_t size);
   // Records lost so far, as a counter track of moontrace's own process.
@@ -75,7 +75,6 @@ class FxtSink {
     std::vector<FxtRef> arg_refs{};  // by args
   };
 
-  void draw(uint32_t probe, const unsigned char *bytes, size_t size);
   void name_thread(uint64_t pid, uint64_t tid);
   void learn_name(uint64_t pid, uint64_t tid);
   void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts, FxtRef category,
@@ -125,17 +124,6 @@ class FxtSink {
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   std::vector<FxtArg> args_;                    // reused per event
-  struct Pending {
-    uint64_t ts;
-    uint32_t probe, size;
-    size_t offset;  // of its bytes in arena_
-  };
-  std::vector<Pending> pending_;  // taken, not yet drawn
-  size_t sorted_ = 0;             // the first sorted_ of them are in time order
-  // The pending records' bytes, one after another in the order taken, and
-  // those of records drawn since the last compaction (dead_ bytes of them).
-  std::vector<unsigned char> arena_, spare_;
-  size_t dead_ = 0;
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
       return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);

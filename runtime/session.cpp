@@ -201,9 +201,9 @@ constexpr auto kStopProcessing = std::chrono::milliseconds(500);
 constexpr auto kStopCounting = std::chrono::milliseconds(500);
 constexpr auto kEndHandlersTime = std::chrono::seconds(1);
 constexpr auto kFlushEvery = std::chrono::seconds(1);
-constexpr int kCutDrainsBeforeRelease = 10;  // a drain is cut after kPollSlice
+constexpr uint64_t kBusyTakeBytes = 64 << 10;  // a take that found more takes again at once
 
-// How records are taken: while tracing, each poll or drain hands back
+// How records are taken: while tracing, each take or drain hands back
 // control at least every 100 ms (to run timers and notice a stop). After a
 // requested stop, buffered records are processed for 0.5 s, then only
 // counted for 0.5 s more, so that a slow handler under a storm of events
@@ -374,7 +374,6 @@ void report_overflows(const Declaration &decl, KernelMaps &maps, bool verbose) {
 // Draws what is pending and closes the trace: a gzipped trace is whole
 // once its stream is finished. Returns the line that tells what it holds.
 std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &failure) {
-  trace->release(UINT64_MAX);
   trace->close();
   if (trace->error()) {
     if (!failure)
@@ -555,8 +554,9 @@ int run(const Options &options) {
     script.set_kernel_maps(maps.get());
     if (options.verbose)
       std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
-    // Returns false to hand control back to the loop (see RunState).
-    auto on_record = [&](const void *data, size_t size) -> bool {
+    // Each record as it is found; a drawn one is drawn later, in time
+    // order. Returns false to hand control back to the loop (see RunState).
+    auto take_record = [&](const unsigned char *data, uint32_t size, uint64_t &draw_at) -> bool {
       if (size < 4)
         return true;
       uint32_t id;
@@ -574,8 +574,10 @@ int run(const Options &options) {
       int decl_id = generated.probes[id].decl_id;
       try {
         bool drawn = trace && trace->draws(id);
-        if (drawn)
-          trace->record(id, data, size);
+        if (drawn) {
+          draw_at = trace->arrived(id, data, size);
+          drawn = draw_at != UINT64_MAX;
+        }
         if (script.has_handler(decl_id)) {
           if (state.failure)  // the script is broken: its handlers run no more
             return state.stopping;
@@ -599,9 +601,15 @@ int run(const Options &options) {
       }
       return keep_taking;
     };
+    auto draw_record = [&](const unsigned char *data, uint32_t size) {
+      uint32_t id;
+      std::memcpy(&id, data, 4);
+      trace->draw(id, data, size);
+    };
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
-                                           slots, ring_buffer_bytes(), on_record);
+                                           slots, ring_buffer_bytes(),
+                                           EventStream::Consumer{take_record, draw_record});
     script.set_lost_counter([&events]() { return events->total_lost(); });
     if (options.pid)
       program->add_target(options.pid);
@@ -743,7 +751,7 @@ int run(const Options &options) {
     if (child)
       child->start();
     auto next_flush = Clock::now() + kFlushEvery;
-    int cut_drains = 0;  // in a row, since the trace was last released
+    uint64_t taken = 0;  // bytes, by the last take
     while ((cause = why_stop()) == StopCause::None) {
       auto now = Clock::now();
       // Probes wake us only when a ring is filling up: poll every 10 ms.
@@ -753,25 +761,15 @@ int run(const Options &options) {
       int timeout = (int)std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
       state.slice_end = wake + kPollSlice;
       if (events) {
-        // Records rarely wake the poll (see mt_reserve): take what is there.
-        events->poll(std::max(timeout, 0));
+        // Records rarely wake us (see mt_reserve): after a take that found
+        // little, wait for a wake-up or the next tick; while they keep
+        // coming, take again at once.
+        if (taken < kBusyTakeBytes)
+          events->wait(std::max(timeout, 0));
         state.slice_end = Clock::now() + kPollSlice;
-        events->drain();
+        taken = events->take();
       } else if (timeout > 0) {
         usleep(timeout * 1000);
-      }
-      if (trace && events) {
-        // Per-CPU buffers deliver out of order: draw what is surely complete,
-        // which is what came before the watermark once every buffer was
-        // emptied. A drain cut short (a stop signal, a busy storm) may have
-        // left older records in another CPU's buffer: they are waited for,
-        // for a second at most, so that what is pending stays bounded.
-        uint64_t watermark = monotonic_ns() - 1000000;
-        state.slice_end = Clock::now() + kPollSlice;
-        if (events->drain() || ++cut_drains >= kCutDrainsBeforeRelease) {
-          trace->release(watermark);
-          cut_drains = 0;
-        }
       }
       now = Clock::now();
       if (now >= next_loss_check)
@@ -817,8 +815,10 @@ int run(const Options &options) {
   state.begin_stop(cause == StopCause::Signal || cause == StopCause::Duration ||
                    cause == StopCause::Failure);
   try {
-    if (events)
+    if (events) {
       events->drain();
+      events->release_all();  // held back by a drain cut short
+    }
     mark_loss();
   } catch (const Error &e) {
     if (!state.failure)

@@ -73,6 +73,9 @@ class Rec {
     return *this;
   }
   const void *data() const { return bytes_.data(); }
+  const unsigned char *bytes() const {
+    return reinterpret_cast<const unsigned char *>(bytes_.data());
+  }
   size_t size() const { return bytes_.size(); }
 
  private:
@@ -195,8 +198,23 @@ class FxtSinkTest : public ::testing::Test {
       EXPECT_EQ(sink.draws(static_cast<uint32_t>(i)), !specs[i].draws.empty()) << i;
   }
 
-  static void feed(FxtSink &sink, uint32_t probe, const Rec &rec) {
-    sink.record(probe, rec.data(), rec.size());
+  // Records reach the sink in time order (the reorder window's job, tested
+  // on its own): fed ones are held here until released.
+  void feed(FxtSink &sink, uint32_t probe, const Rec &rec) {
+    uint64_t ts = sink.arrived(probe, rec.data(), rec.size());
+    if (ts != UINT64_MAX)
+      fed_.push_back(
+          {ts, probe, std::vector<unsigned char>(rec.bytes(), rec.bytes() + rec.size())});
+  }
+  // Draws the records fed so far that are older than `watermark`, oldest
+  // first, equal times in the order fed.
+  void release(FxtSink &sink, uint64_t watermark) {
+    std::stable_sort(fed_.begin(), fed_.end(),
+                     [](const Fed &a, const Fed &b) { return a.ts < b.ts; });
+    size_t n = 0;
+    for (; n < fed_.size() && fed_[n].ts < watermark; n++)
+      sink.draw(fed_[n].probe, fed_[n].bytes.data(), fed_[n].bytes.size());
+    fed_.erase(fed_.begin(), fed_.begin() + static_cast<std::ptrdiff_t>(n));
   }
 
   std::vector<FxtRecord> read() const {
@@ -215,23 +233,28 @@ class FxtSinkTest : public ::testing::Test {
   }
 
   std::string path_;
+  struct Fed {
+    uint64_t ts;
+    uint32_t probe;
+    std::vector<unsigned char> bytes;
+  };
+  std::vector<Fed> fed_;
 };
 
 TEST_F(FxtSinkTest, OpenFailsOnAnUnwritablePath) {
   EXPECT_ANY_THROW(FxtSink("/nonexistent-dir/x/trace.fxt"));
 }
 
-TEST_F(FxtSinkTest, DrawsRecordsInTimestampOrderWhenFedOutOfOrder) {
+TEST_F(FxtSinkTest, DrawsInstantsWithTheirTimeThreadAndArgs) {
   auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
   uint64_t pid = self_pid(), tid = self_tid();
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
-    // As from several per-CPU buffers: out of order, two at the same time.
     for (auto [ts, n] : std::vector<std::pair<uint64_t, uint64_t>>{
              {300, 3}, {100, 1}, {200, 20}, {50, 0}, {200, 21}, {250, 25}})
       feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", n));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     EXPECT_EQ(sink.events(), 6u);
   }
   auto records = read_clean();
@@ -255,79 +278,6 @@ TEST_F(FxtSinkTest, DrawsRecordsInTimestampOrderWhenFedOutOfOrder) {
                      {50, 0}, {100, 1}, {200, 20}, {200, 21}, {250, 25}, {300, 3}}));
 }
 
-TEST_F(FxtSinkTest, ReleaseHoldsBackRecordsNotOlderThanTheWatermark) {
-  auto layout = Layout().field("n", 8, FieldKind::Unsigned).get();
-  uint64_t pid = self_pid(), tid = self_tid();
-  FxtSink sink(path_);
-  plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
-  for (uint64_t ts : {300, 100, 200})
-    feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", ts));
-  sink.release(200);  // only what is older than 200
-  EXPECT_EQ(sink.events(), 1u);
-  sink.flush();
-  auto first_records = read();
-  auto first = events(first_records);
-  ASSERT_EQ(first.size(), 1u);
-  EXPECT_EQ(first[0]->ts, 100u);
-
-  sink.release(200);  // again: nothing new is older
-  EXPECT_EQ(sink.events(), 1u);
-  feed(sink, 0, Rec(layout).at(250, pid, tid).set("n", 250));
-  sink.release(260);
-  EXPECT_EQ(sink.events(), 3u);
-  sink.release(~0ull);
-  sink.flush();
-  auto records = read_clean();
-  std::vector<uint64_t> times;
-  for (const auto *e : events(records))
-    times.push_back(e->ts);
-  EXPECT_EQ(times, (std::vector<uint64_t>{100, 200, 250, 300}));
-}
-
-// Many records held back across releases (the pending records' bytes are
-// moved together as drawn ones free their room): each is drawn once, in
-// time order, equal times in the order taken, with its own bytes.
-TEST_F(FxtSinkTest, RecordsHeldAcrossManyReleasesKeepTheirBytesAndOrder) {
-  auto layout = Layout().field("n", 8, FieldKind::Unsigned).field("s", 40, FieldKind::String).get();
-  uint64_t pid = self_pid(), tid = self_tid();
-  std::vector<std::pair<uint64_t, uint64_t>> fed;  // (ts, n)
-  {
-    FxtSink sink(path_);
-    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n", "s"})}}});
-    // Two streams, as from two CPUs: each in order, the second running
-    // behind, with times that meet; released up to the slower one.
-    uint64_t n = 0;
-    for (uint64_t step = 0; step < 400; step++) {
-      for (uint64_t k = 0; k < 20; k++) {
-        uint64_t ts = step * 100 + k * 5;
-        fed.emplace_back(ts, n);
-        feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", n).text("s", "r" + std::to_string(n)));
-        n++;
-        uint64_t behind = ts > 3000 ? ts - 3000 : 0;
-        fed.emplace_back(behind, n);
-        feed(sink, 0,
-             Rec(layout).at(behind, pid, tid).set("n", n).text("s", "r" + std::to_string(n)));
-        n++;
-      }
-      sink.release(step * 100 > 3000 ? step * 100 - 3000 : 0);
-    }
-    sink.release(~0ull);
-    EXPECT_EQ(sink.events(), fed.size());
-  }
-  std::stable_sort(fed.begin(), fed.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
-  auto records = read_clean();
-  auto drawn = events(records);
-  ASSERT_EQ(drawn.size(), fed.size());
-  size_t wrong = 0;
-  for (size_t i = 0; i < fed.size(); i++) {
-    const FxtArgValue *n = arg(*drawn[i], "n"), *s = arg(*drawn[i], "s");
-    wrong += drawn[i]->ts != fed[i].first || !n || n->u != fed[i].second || !s ||
-             s->text != "r" + std::to_string(fed[i].second);
-  }
-  EXPECT_EQ(wrong, 0u);
-}
-
 TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
   auto a = Layout().field("x", 8, FieldKind::Unsigned).get();
   auto b = Layout().field("y", 4, FieldKind::Unsigned).field("z", 4, FieldKind::Unsigned).get();
@@ -342,7 +292,7 @@ TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
     EXPECT_FALSE(sink.draws(3));
     feed(sink, 1, Rec(b).at(20, pid, tid).set("y", 5).set("z", 6));
     feed(sink, 0, Rec(a).at(10, pid, tid).set("x", 4));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     EXPECT_EQ(sink.events(), 3u);
   }
   auto records = read_clean();
@@ -395,7 +345,7 @@ TEST_F(FxtSinkTest, ArgumentsKeepTheirKinds) {
              .set("flag", 1)
              .text("name", "hello")
              .text("full", "abcd"));  // no terminating zero: cut at its size
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -438,7 +388,7 @@ TEST_F(FxtSinkTest, ArgumentsBeyondFifteenAreDropped) {
     for (int i = 0; i < 17; i++)
       rec.set(names[i], 100 + i);
     feed(sink, 0, rec);
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();  // read_fxt itself refuses more than 15
   auto drawn = events(records);
@@ -463,7 +413,7 @@ TEST_F(FxtSinkTest, SlicesStartTheirDurationBeforeTheirTime) {
     feed(sink, 0, Rec(layout).at(1000, pid, tid).set("__d0_duration", 300));
     feed(sink, 0, Rec(layout).at(2000, pid, tid).set("__d0_duration", 0));
     feed(sink, 1, Rec(layout).at(3000, pid, tid));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -489,7 +439,7 @@ TEST_F(FxtSinkTest, BeginAndEndNestOnTheThread) {
                 {layout, {draw(DrawDecl::Kind::End, "outer", {"n"})}}});
     feed(sink, 1, Rec(layout).at(200, pid, tid).set("n", 2));
     feed(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -519,7 +469,7 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
     point(2, 500, 7);  // ends B
     point(1, 600, 7);  // after the end: dropped
     point(2, 700, 9);  // ends C
-    sink.release(~0ull);
+    release(sink, ~0ull);
     EXPECT_EQ(sink.orphan_flow_points(), 3u);
     EXPECT_EQ(sink.events(), 9u);  // the slices are drawn all the same
   }
@@ -572,7 +522,7 @@ TEST_F(FxtSinkTest, FlowPointsOfSlicesAreAtTheirStart) {
              .at(1000, pid, tid)
              .set("__d0_duration", 400)
              .set("__d0_flow", 0xffff888100000000ull));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     // The end is in another process: flows are per process, so it is an orphan.
     EXPECT_EQ(sink.orphan_flow_points(), 1u);
   }
@@ -596,9 +546,9 @@ TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
       if (i % 3)  // some ends lost: the key begins again while open
         feed(sink, 2, Rec(layout).at(base + 60, pid, kFakeTid2).set("__d0_flow", key));
       if (i % 10 == 0)
-        sink.release(base);
+        release(sink, base);
     }
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   read_clean();
 }
@@ -617,7 +567,7 @@ TEST_F(FxtSinkTest, FlowPointOfAnEndBindsToTheSliceItCloses) {
            {with_flow(draw(DrawDecl::Kind::End, "req"), "__d0_flow", DrawDecl::Flow::End)}}});
     feed(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
     feed(sink, 1, Rec(layout).at(200, pid, tid).set("__d0_flow", 1));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     EXPECT_EQ(sink.orphan_flow_points(), 0u);
   }
   auto records = read_clean();
@@ -637,7 +587,7 @@ TEST_F(FxtSinkTest, TracksKeyedByAValueAreNamedThreadsOfTheProcess) {
     feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xabc));
     feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0x10));
     feed(sink, 0, Rec(layout).at(30, pid, tid).set("__d0_track", 0xabc));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -678,7 +628,7 @@ TEST_F(FxtSinkTest, DrawingsWithWhenAreDrawnOnlyWhereItHolds) {
     plan(sink, {{layout, {always, sometimes}}});
     for (uint64_t n = 1; n <= 4; n++)
       feed(sink, 0, Rec(layout).at(n * 10, pid, tid).set("n", n).set("__d1_when", n % 2));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   std::vector<std::pair<std::string, uint64_t>> drawn;
@@ -704,7 +654,7 @@ TEST_F(FxtSinkTest, NamedValuesAreWrittenAsTheirNames) {
     plan(sink, {{layout, {d}}});
     for (uint64_t op : {0, 1, 2, 3})
       feed(sink, 0, Rec(layout).at(10 + op, pid, tid).set("op", op));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -728,7 +678,7 @@ TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {
     plan(sink, {{layout, {d}}});
     feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xa).set("depth", 3));
     feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0xb).set("depth", -1));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -752,7 +702,7 @@ TEST_F(FxtSinkTest, TrackKeyMetInTwoProcessesIsNamedInEach) {
     plan(sink, {{layout, {d}}});
     feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("__d0_track", 3));
     feed(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid).set("__d0_track", 3));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   std::vector<uint64_t> processes;
@@ -783,7 +733,7 @@ TEST_F(FxtSinkTest, ThreadsAreNamedFromProcWhenRecorded) {
     feed(sink, 0, Rec(layout).at(10, pid, self_tid()));
     feed(sink, 0, Rec(layout).at(30, kFakePid, kFakeTid));
     feed(sink, 0, Rec(layout).at(40, kFakePid, kFakeTid));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto w = objects(records, 2, worker);
@@ -815,17 +765,17 @@ TEST_F(FxtSinkTest, RenamesAfterAThreadWasDrawnReEmitItsThreadObject) {
     feed(sink, 0, Rec(layout).at(5, kFakePid, kFakeTid2));
     // Recorded under its /proc name, renamed before the draw: drawn renamed.
     feed(sink, 0, Rec(layout).at(10, kFakePid, kFakeTid));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     named(kFakePid, kFakeTid, "worker-1");  // after the draw: a new thread object
     named(kFakePid, kFakeTid, "worker-1");  // unchanged: nothing
     feed(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     // A 16-byte comm has no terminating zero.
     named(kFakePid, kFakeTid, "abcdefghijklmnopq");
     std::string short_rec = thread_name_record(1, kFakePid, kFakeTid, "ignored").substr(0, 27);
     sink.thread_named(short_rec.data(), short_rec.size());  // too short: ignored
     feed(sink, 0, Rec(layout).at(30, kFakePid, kFakeTid));
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   std::vector<std::string> names;
@@ -848,7 +798,7 @@ TEST_F(FxtSinkTest, RenameBeforeTheDrawNamesTheThreadOnce) {
     feed(sink, 0, Rec(layout).at(10, kFakePid, kFakeTid));  // /proc: "tid N"
     std::string rec = thread_name_record(1, kFakePid, kFakeTid, "renamed");
     sink.thread_named(rec.data(), rec.size());
-    sink.release(~0ull);
+    release(sink, ~0ull);
   }
   auto records = read_clean();
   auto t = objects(records, 2, kFakeTid);
@@ -877,20 +827,20 @@ TEST_F(FxtSinkTest, RunsOfOneThreadAreNamedOnceUnlessRenamed) {
     run(kFakeTid, 3);
     run(kFakeTid2, 2);
     run(kFakeTid, 1);
-    sink.release(~0ull);
+    release(sink, ~0ull);
     named(kFakeTid, "a-1");  // the thread drawn last: a new thread object
     run(kFakeTid, 2);
-    sink.release(~0ull);
+    release(sink, ~0ull);
     named(kFakeTid, "a-2");  // again, with no other thread in between
     run(kFakeTid, 2);
     named(kFakeTid2, "b-1");  // not the last one drawn
     run(kFakeTid, 1);
-    sink.release(~0ull);
+    release(sink, ~0ull);
     named(kFakeTid2, "b-1");  // unchanged: nothing
     run(kFakeTid2, 1);
     named(kFakeTid, "a-3");  // renamed between its record and its draw
     run(kFakeTid, 1);
-    sink.release(~0ull);
+    release(sink, ~0ull);
     EXPECT_EQ(sink.events(), 13u);
   }
   auto records = read_clean();
@@ -965,7 +915,7 @@ TEST_F(FxtSinkTest, EventsAreFlushedWhenTheSinkIsDestroyed) {
     EXPECT_EQ(sink.path(), path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
     feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("n", 1));
-    sink.release(~0ull);
+    release(sink, ~0ull);
     bytes = sink.bytes();
   }
   std::ifstream in(path_, std::ios::binary | std::ios::ate);
