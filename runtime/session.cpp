@@ -522,6 +522,7 @@ int run(const Options &options) {
   std::unique_ptr<KernelMaps> maps;
   std::unique_ptr<EventStream> events;
   std::vector<std::optional<RecordLayout>> layouts;
+  std::vector<char> drawn_probe, handled_probe;  // by probe
   RunState state;
   LoadSettings settings;
   settings.filter_targets = filter;
@@ -554,6 +555,11 @@ int run(const Options &options) {
     script.set_kernel_maps(maps.get());
     if (options.verbose)
       std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
+    // Where each probe's records go, looked up once rather than per record.
+    for (uint32_t id = 0; id < generated.probes.size(); id++) {
+      drawn_probe.push_back(trace && trace->draws(id));
+      handled_probe.push_back(script.has_handler(generated.probes[id].decl_id));
+    }
     // Each record as it is found; a drawn one is drawn later, in time
     // order. Returns false to hand control back to the loop (see RunState).
     auto take_record = [&](const unsigned char *data, uint32_t size, uint64_t &draw_at) -> bool {
@@ -573,12 +579,10 @@ int run(const Options &options) {
       bool keep_taking = state.keep_taking();
       int decl_id = generated.probes[id].decl_id;
       try {
-        bool drawn = trace && trace->draws(id);
-        if (drawn) {
+        bool drawn = drawn_probe[id];
+        if (drawn)
           draw_at = trace->arrived(id, data, size);
-          drawn = draw_at != UINT64_MAX;
-        }
-        if (script.has_handler(decl_id)) {
+        if (handled_probe[id]) {
           if (state.failure)  // the script is broken: its handlers run no more
             return state.stopping;
           script.call_event(decl_id,
