@@ -38,6 +38,9 @@ struct {
 } mt_targets SEC(".maps");
 
 const volatile __u32 mt_filter_targets = 0;
+/* Bytes a ring may hold before a record wakes the reader: an eighth of it,
+ * set at load. */
+const volatile __u64 mt_wake_bytes = 1 << 19;
 
 static __always_inline bool mt_is_target(void) {
   if (!mt_filter_targets)
@@ -61,8 +64,7 @@ static __always_inline void *mt_reserve(__u32 probe, __u64 size, __u64 *submit_f
       *lost += 1;
     return NULL;
   }
-  *submit_flags = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */) >
-                          bpf_ringbuf_query(ring, 1 /* BPF_RB_RING_SIZE */) / 8
+  *submit_flags = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */) > mt_wake_bytes
                       ? 2 /* BPF_RB_FORCE_WAKEUP */
                       : 1 /* BPF_RB_NO_WAKEUP */;
   return rec;

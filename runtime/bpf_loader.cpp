@@ -236,7 +236,8 @@ void BpfProgram::load(const LoadSettings &settings) {
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
 
-  // Read-only settings: the target filter switch and the script's parameters.
+  // Read-only settings: the target filter switch, when a record wakes the
+  // reader, and the script's parameters.
   if (struct bpf_map *rodata = find_map(obj_, ".rodata")) {
     size_t size = 0;
     const void *initial = bpf_map__initial_value(rodata, &size);
@@ -247,6 +248,9 @@ void BpfProgram::load(const LoadSettings &settings) {
       unsigned one = settings.filter_targets;
       std::memcpy(data.data() + filter, &one, sizeof(one));
     }
+    long wake = variable_offset(btf(), ".rodata", "mt_wake_bytes");
+    if (wake >= 0)
+      std::memcpy(data.data() + wake, &settings.wake_bytes, sizeof(settings.wake_bytes));
     long param = variable_offset(btf(), ".rodata", "param");
     if (param >= 0 && !settings.params.empty())
       std::memcpy(data.data() + param, settings.params.data(), settings.params.size());

@@ -2,6 +2,7 @@
 // settings written, loaded (verifier failures tied to script lines), and
 // every probe attached.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,8 +18,9 @@ namespace mt {
 struct LoadSettings {
   std::vector<char> params;  // struct mt_params bytes, laid out per the object's BTF
   bool filter_targets = false;
-  bool verbose = false;  // keep the kernel's verifier log in errors
-  bool unsafe = false;   // --unsafe: maps may be pinned, programs of any type load
+  uint64_t wake_bytes = 1 << 19;  // a ring holding more wakes the reader at every record
+  bool verbose = false;           // keep the kernel's verifier log in errors
+  bool unsafe = false;            // --unsafe: maps may be pinned, programs of any type load
 };
 
 class BpfProgram {

@@ -526,6 +526,8 @@ int run(const Options &options) {
   RunState state;
   LoadSettings settings;
   settings.filter_targets = filter;
+  uint32_t ring_bytes = ring_buffer_bytes();
+  settings.wake_bytes = ring_bytes / 8;
   settings.verbose = options.verbose > 0;
   // A stop signal while loading or attaching: the links are left to a
   // child to tear down, as at the end, so that the stop is prompt.
@@ -612,7 +614,7 @@ int run(const Options &options) {
     };
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
-                                           slots, ring_buffer_bytes(),
+                                           slots, ring_bytes,
                                            EventStream::Consumer{take_record, draw_record});
     script.set_lost_counter([&events]() { return events->total_lost(); });
     if (options.pid)
