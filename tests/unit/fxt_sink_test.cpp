@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "compiler/declaration.h"
 #include "runtime/fxt_format.h"
 #include "runtime/fxt_reader.h"
+#include "runtime/open_flows.h"
 #include "runtime/record_decoder.h"
 #include "tests/fxt_validator.h"
 #include "tests/record_layout.h"
@@ -971,6 +973,45 @@ TEST_F(FxtSinkTest, EventsAreFlushedWhenTheSinkIsDestroyed) {
   std::ifstream in(path_, std::ios::binary | std::ios::ate);
   EXPECT_EQ(static_cast<uint64_t>(in.tellg()), bytes);
   EXPECT_EQ(events(read_clean()).size(), 1u);
+}
+
+// The sink's table of open flows against a std::map, through growth and
+// deletions that shift runs of colliding keys.
+TEST(OpenFlowsTest, AgreesWithAMapThroughOpensAndCloses) {
+  OpenFlows flows;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> expected;
+  std::mt19937_64 random(13);
+  uint64_t next_id = 1;
+  size_t wrong = 0;
+  for (int i = 0; i < 200000; i++) {
+    // Few pids, keys as aligned pointers (low bits 0), many repeats.
+    uint64_t pid = random() % 3, key = 0xffff888100000000ull + (random() % 5000) * 64;
+    switch (random() % 3) {
+      case 0:
+        flows.open(pid, key, next_id);
+        expected[{pid, key}] = next_id++;
+        break;
+      case 1: {
+        auto it = expected.find({pid, key});
+        wrong += flows.close(pid, key) != (it == expected.end() ? 0 : it->second);
+        if (it != expected.end())
+          expected.erase(it);
+        break;
+      }
+      default: {
+        auto it = expected.find({pid, key});
+        wrong += flows.find(pid, key) != (it == expected.end() ? 0 : it->second);
+      }
+    }
+    wrong += flows.size() != expected.size();
+  }
+  EXPECT_EQ(wrong, 0u);
+  for (const auto &[k, id] : expected)
+    wrong += flows.find(k.first, k.second) != id;
+  EXPECT_EQ(wrong, 0u);
+  flows.clear();
+  EXPECT_EQ(flows.size(), 0u);
+  EXPECT_EQ(flows.find(expected.begin()->first.first, expected.begin()->first.second), 0u);
 }
 
 }  // namespace
