@@ -197,6 +197,11 @@ class FxtSinkTest : public ::testing::Test {
       EXPECT_EQ(sink.draws(static_cast<uint32_t>(i)), !specs[i].draws.empty()) << i;
   }
 
+  // A record in time order, drawn at once.
+  static void draw_now(FxtSink &sink, uint32_t probe, const Rec &rec) {
+    sink.draw(probe, static_cast<const unsigned char *>(rec.data()), rec.size());
+  }
+  // A record for the reorder window (record() and release()).
   static void feed(FxtSink &sink, uint32_t probe, const Rec &rec) {
     sink.record(probe, rec.data(), rec.size());
   }
@@ -330,6 +335,24 @@ TEST_F(FxtSinkTest, RecordsHeldAcrossManyReleasesKeepTheirBytesAndOrder) {
   EXPECT_EQ(wrong, 0u);
 }
 
+// draw() takes only records of a drawing probe at least as long as its layout.
+TEST_F(FxtSinkTest, DrawIgnoresShortRecordsAndProbesWithoutDrawings) {
+  auto layout = Layout().field("n", 8, FieldKind::Unsigned).get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}, {layout, {}}});
+    Rec rec = Rec(layout).at(10, self_pid(), self_tid()).set("n", 1);
+    auto *bytes = static_cast<const unsigned char *>(rec.data());
+    sink.draw(0, bytes, rec.size() - 1);
+    sink.draw(1, bytes, rec.size());
+    sink.draw(7, bytes, rec.size());
+    EXPECT_EQ(sink.events(), 0u);
+    sink.draw(0, bytes, rec.size());
+    EXPECT_EQ(sink.events(), 1u);
+  }
+  EXPECT_EQ(events(read_clean()).size(), 1u);
+}
+
 TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
   auto a = Layout().field("x", 8, FieldKind::Unsigned).get();
   auto b = Layout().field("y", 4, FieldKind::Unsigned).field("z", 4, FieldKind::Unsigned).get();
@@ -342,9 +365,8 @@ TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
                   draw(DrawDecl::Kind::Counter, "b-counter", {"y"})}},
                 {a, {}}});
     EXPECT_FALSE(sink.draws(3));
-    feed(sink, 1, Rec(b).at(20, pid, tid).set("y", 5).set("z", 6));
-    feed(sink, 0, Rec(a).at(10, pid, tid).set("x", 4));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(a).at(10, pid, tid).set("x", 4));
+    draw_now(sink, 1, Rec(b).at(20, pid, tid).set("y", 5).set("z", 6));
     EXPECT_EQ(sink.events(), 3u);
   }
   auto records = read_clean();
@@ -386,18 +408,17 @@ TEST_F(FxtSinkTest, ArgumentsKeepTheirKinds) {
     plan(sink, {{layout,
                  {draw(DrawDecl::Kind::Instant, "kinds",
                        {"i32", "i16", "i64", "u64", "ptr", "flag", "name", "full", "absent"})}}});
-    feed(sink, 0,
-         Rec(layout)
-             .at(10, self_pid(), self_tid())
-             .set("i32", static_cast<uint32_t>(-5))
-             .set("i16", 0xfffe)
-             .set("i64", static_cast<uint64_t>(-(1ll << 40)))
-             .set("u64", 1ull << 40)
-             .set("ptr", 0xffff888100002000ull)
-             .set("flag", 1)
-             .text("name", "hello")
-             .text("full", "abcd"));  // no terminating zero: cut at its size
-    sink.release(~0ull);
+    draw_now(sink, 0,
+             Rec(layout)
+                 .at(10, self_pid(), self_tid())
+                 .set("i32", static_cast<uint32_t>(-5))
+                 .set("i16", 0xfffe)
+                 .set("i64", static_cast<uint64_t>(-(1ll << 40)))
+                 .set("u64", 1ull << 40)
+                 .set("ptr", 0xffff888100002000ull)
+                 .set("flag", 1)
+                 .text("name", "hello")
+                 .text("full", "abcd"));  // no terminating zero: cut at its size
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -439,8 +460,7 @@ TEST_F(FxtSinkTest, ArgumentsBeyondFifteenAreDropped) {
     rec.at(1000, self_pid(), self_tid());
     for (int i = 0; i < 17; i++)
       rec.set(names[i], 100 + i);
-    feed(sink, 0, rec);
-    sink.release(~0ull);
+    draw_now(sink, 0, rec);
   }
   auto records = read_clean();  // read_fxt itself refuses more than 15
   auto drawn = events(records);
@@ -462,10 +482,9 @@ TEST_F(FxtSinkTest, SlicesStartTheirDurationBeforeTheirTime) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {timed}}, {layout, {draw(DrawDecl::Kind::Slice, "untimed")}}});
-    feed(sink, 0, Rec(layout).at(1000, pid, tid).set("__d0_duration", 300));
-    feed(sink, 0, Rec(layout).at(2000, pid, tid).set("__d0_duration", 0));
-    feed(sink, 1, Rec(layout).at(3000, pid, tid));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(1000, pid, tid).set("__d0_duration", 300));
+    draw_now(sink, 0, Rec(layout).at(2000, pid, tid).set("__d0_duration", 0));
+    draw_now(sink, 1, Rec(layout).at(3000, pid, tid));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -489,9 +508,8 @@ TEST_F(FxtSinkTest, BeginAndEndNestOnTheThread) {
     FxtSink sink(path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Begin, "outer", {"n"})}},
                 {layout, {draw(DrawDecl::Kind::End, "outer", {"n"})}}});
-    feed(sink, 1, Rec(layout).at(200, pid, tid).set("n", 2));
-    feed(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
+    draw_now(sink, 1, Rec(layout).at(200, pid, tid).set("n", 2));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -510,7 +528,7 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
     FxtSink sink(path_);
     plan(sink, flow_probes(layout, DrawDecl::Kind::Instant, "submit", "hop", "done"));
     auto point = [&](uint32_t probe, uint64_t ts, uint64_t key) {
-      feed(sink, probe, Rec(layout).at(ts, pid, tid).set("__d0_flow", key));
+      draw_now(sink, probe, Rec(layout).at(ts, pid, tid).set("__d0_flow", key));
     };
     point(1, 100, 7);  // a step, never begun: dropped
     point(2, 110, 7);  // an end, never begun: dropped
@@ -521,7 +539,6 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
     point(2, 500, 7);  // ends B
     point(1, 600, 7);  // after the end: dropped
     point(2, 700, 9);  // ends C
-    sink.release(~0ull);
     EXPECT_EQ(sink.orphan_flow_points(), 3u);
     EXPECT_EQ(sink.events(), 9u);  // the slices are drawn all the same
   }
@@ -568,13 +585,13 @@ TEST_F(FxtSinkTest, FlowPointsOfSlicesAreAtTheirStart) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {begin}}, {layout, {end}}});
-    feed(sink, 1, Rec(layout).at(5000, kFakePid, kFakeTid).set("__d0_flow", 0xffff888100000000ull));
-    feed(sink, 0,
-         Rec(layout)
-             .at(1000, pid, tid)
-             .set("__d0_duration", 400)
-             .set("__d0_flow", 0xffff888100000000ull));
-    sink.release(~0ull);
+    draw_now(sink, 0,
+             Rec(layout)
+                 .at(1000, pid, tid)
+                 .set("__d0_duration", 400)
+                 .set("__d0_flow", 0xffff888100000000ull));
+    draw_now(sink, 1,
+             Rec(layout).at(5000, kFakePid, kFakeTid).set("__d0_flow", 0xffff888100000000ull));
     // The end is in another process: flows are per process, so it is an orphan.
     EXPECT_EQ(sink.orphan_flow_points(), 1u);
   }
@@ -593,14 +610,11 @@ TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
     plan(sink, flow_probes(layout, DrawDecl::Kind::Slice, "submit", "hop", "complete"));
     for (uint64_t i = 0; i < 50; i++) {
       uint64_t key = i % 4, base = 1000 + i * 100;
-      feed(sink, 0, Rec(layout).at(base, pid, tid).set("__d0_flow", key));
-      feed(sink, 1, Rec(layout).at(base + 30, pid, kFakeTid).set("__d0_flow", key));
+      draw_now(sink, 0, Rec(layout).at(base, pid, tid).set("__d0_flow", key));
+      draw_now(sink, 1, Rec(layout).at(base + 30, pid, kFakeTid).set("__d0_flow", key));
       if (i % 3)  // some ends lost: the key begins again while open
-        feed(sink, 2, Rec(layout).at(base + 60, pid, kFakeTid2).set("__d0_flow", key));
-      if (i % 10 == 0)
-        sink.release(base);
+        draw_now(sink, 2, Rec(layout).at(base + 60, pid, kFakeTid2).set("__d0_flow", key));
     }
-    sink.release(~0ull);
   }
   read_clean();
 }
@@ -617,9 +631,8 @@ TEST_F(FxtSinkTest, FlowPointOfAnEndBindsToTheSliceItCloses) {
            {with_flow(draw(DrawDecl::Kind::Begin, "req"), "__d0_flow", DrawDecl::Flow::Begin)}},
           {layout,
            {with_flow(draw(DrawDecl::Kind::End, "req"), "__d0_flow", DrawDecl::Flow::End)}}});
-    feed(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
-    feed(sink, 1, Rec(layout).at(200, pid, tid).set("__d0_flow", 1));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
+    draw_now(sink, 1, Rec(layout).at(200, pid, tid).set("__d0_flow", 1));
     EXPECT_EQ(sink.orphan_flow_points(), 0u);
   }
   auto records = read_clean();
@@ -636,10 +649,9 @@ TEST_F(FxtSinkTest, TracksKeyedByAValueAreNamedThreadsOfTheProcess) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
-    feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xabc));
-    feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0x10));
-    feed(sink, 0, Rec(layout).at(30, pid, tid).set("__d0_track", 0xabc));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xabc));
+    draw_now(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0x10));
+    draw_now(sink, 0, Rec(layout).at(30, pid, tid).set("__d0_track", 0xabc));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -679,8 +691,7 @@ TEST_F(FxtSinkTest, DrawingsWithWhenAreDrawnOnlyWhereItHolds) {
     FxtSink sink(path_);
     plan(sink, {{layout, {always, sometimes}}});
     for (uint64_t n = 1; n <= 4; n++)
-      feed(sink, 0, Rec(layout).at(n * 10, pid, tid).set("n", n).set("__d1_when", n % 2));
-    sink.release(~0ull);
+      draw_now(sink, 0, Rec(layout).at(n * 10, pid, tid).set("n", n).set("__d1_when", n % 2));
   }
   auto records = read_clean();
   std::vector<std::pair<std::string, uint64_t>> drawn;
@@ -705,8 +716,7 @@ TEST_F(FxtSinkTest, NamedValuesAreWrittenAsTheirNames) {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
     for (uint64_t op : {0, 1, 2, 3})
-      feed(sink, 0, Rec(layout).at(10 + op, pid, tid).set("op", op));
-    sink.release(~0ull);
+      draw_now(sink, 0, Rec(layout).at(10 + op, pid, tid).set("op", op));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -728,9 +738,8 @@ TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
-    feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xa).set("depth", 3));
-    feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0xb).set("depth", -1));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xa).set("depth", 3));
+    draw_now(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0xb).set("depth", -1));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -752,9 +761,8 @@ TEST_F(FxtSinkTest, TrackKeyMetInTwoProcessesIsNamedInEach) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
-    feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("__d0_track", 3));
-    feed(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid).set("__d0_track", 3));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("__d0_track", 3));
+    draw_now(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid).set("__d0_track", 3));
   }
   auto records = read_clean();
   std::vector<uint64_t> processes;
@@ -966,8 +974,7 @@ TEST_F(FxtSinkTest, EventsAreFlushedWhenTheSinkIsDestroyed) {
     FxtSink sink(path_);
     EXPECT_EQ(sink.path(), path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
-    feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("n", 1));
-    sink.release(~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("n", 1));
     bytes = sink.bytes();
   }
   std::ifstream in(path_, std::ios::binary | std::ios::ate);
