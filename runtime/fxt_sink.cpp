@@ -224,6 +224,14 @@ FxtRef FxtSink::counter_name(const Track &track, const Plan &p) {
   return full;
 }
 
+void FxtSink::arrived(uint32_t probe, const void *data, size_t size) {
+  if (probe >= record_sizes_.size() || size < record_sizes_[probe])
+    return;
+  uint64_t task = load(static_cast<const unsigned char *>(data) + header_[probe].second, 8);
+  if (!learned_.seen({task >> 32, task & 0xffffffff}))
+    learn_name(task >> 32, task & 0xffffffff);
+}
+
 void FxtSink::record(uint32_t probe, const void *data, size_t size) {
   auto *bytes = static_cast<const unsigned char *>(data);
   auto [ts_offset, task_offset] = header_[probe];

@@ -41,6 +41,10 @@ class FxtSink {
   // point for records, which must come in time order (equal times keep the
   // order given). Records of other sizes are ignored.
   void draw(uint32_t probe, const unsigned char *bytes, size_t size);
+  // A record of `probe` has arrived, to be drawn later (by draw(), once in
+  // time order): learns its thread's name from /proc now, while the thread
+  // most likely still exists.
+  void arrived(uint32_t probe, const void *data, size_t size);
   // Takes a record; it is drawn once release() passes its time, so that
   // records from per-CPU buffers are drawn in time order.
   void record(uint32_t probe, const void *data, size_t size);

@@ -811,6 +811,32 @@ TEST_F(FxtSinkTest, ThreadsAreNamedFromProcWhenRecorded) {
   EXPECT_EQ(objects(records, 1, pid).size(), 1u);
 }
 
+// A record's thread is named when it arrives (arrived()), though it is
+// drawn later, once the thread is gone.
+TEST_F(FxtSinkTest, ThreadsAreNamedFromProcWhenTheirRecordsArrive) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid();
+  uint64_t worker = 0;
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    Rec rec(layout);
+    std::thread t([&] {
+      prctl(PR_SET_NAME, "sink-arrival", 0, 0, 0);
+      worker = self_tid();
+      rec.at(20, pid, worker);
+      sink.arrived(0, rec.data(), rec.size());
+    });
+    t.join();
+    draw_now(sink, 0, rec);
+  }
+  auto records = read_clean();
+  auto w = objects(records, 2, worker);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0]->name, "sink-arrival");
+  EXPECT_EQ(process_of(*w[0]), pid);
+}
+
 TEST_F(FxtSinkTest, RenamesAfterAThreadWasDrawnReEmitItsThreadObject) {
   auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
   {
