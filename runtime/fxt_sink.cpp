@@ -343,7 +343,8 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       continue;
     const Track *keyed =
         p.track_at != kNone ? &track(pid, load(bytes + p.track_at, 8), p.track_name) : nullptr;
-    uint64_t thread = keyed ? keyed->koid : tid;
+    FxtWriter &w = *writer_;
+    FxtWriter::Thread thread = w.thread(pid, keyed ? keyed->koid : tid);
     uint64_t start = ts;
     bool flow = p.flow_at != kNone;
     uint64_t key = flow ? load(bytes + p.flow_at, 8) : 0;
@@ -351,35 +352,34 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
     if (flow && p.kind == DrawDecl::Kind::End)
       flow_point(p.flow_point, pid, thread, ts, p.category_ref, key);
     write_args(p, bytes);
-    FxtWriter &w = *writer_;
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
         if (flow) {
           uint64_t end = ts + 1;
-          w.write(fxt::kComplete, pid, thread, ts, p.category_ref, p.name_ref, args_, &end);
+          w.write(fxt::kComplete, thread, ts, p.category_ref, p.name_ref, args_, &end);
         } else {
-          w.write(fxt::kInstant, pid, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
+          w.write(fxt::kInstant, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
         }
         break;
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration_at != kNone ? load(bytes + p.duration_at, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
         uint64_t end = std::max(ts, start + 1);
-        w.write(fxt::kComplete, pid, thread, start, p.category_ref, p.name_ref, args_, &end);
+        w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, args_, &end);
         break;
       }
       case DrawDecl::Kind::Begin:
-        w.write(fxt::kBegin, pid, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
+        w.write(fxt::kBegin, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
         break;
       case DrawDecl::Kind::End:
-        w.write(fxt::kEnd, pid, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
+        w.write(fxt::kEnd, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
         break;
       case DrawDecl::Kind::Counter: {
         // Perfetto keeps counters per process, by name: a keyed track's
         // counters are named after it, so each track has its own.
         uint64_t id = 0;
-        w.write(fxt::kCounter, pid, thread, ts, p.category_ref,
+        w.write(fxt::kCounter, thread, ts, p.category_ref,
                 keyed ? counter_name(*keyed, p) : p.name_ref, args_, &id);
         break;
       }
@@ -395,14 +395,14 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
 // flow looks open (its end lost or filtered), and a step or end may come
 // without its begin (begun before tracing). Perfetto counts both as
 // errors; here the first starts a fresh flow and the second is dropped.
-void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
+void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread thread, uint64_t ts,
                          FxtRef category, uint64_t key) {
   if (point == DrawDecl::Flow::Begin) {
     if (open_flows_.size() >= kMaxOpenFlows && !open_flows_.find(pid, key))
       open_flows_.clear();  // ends never seen: forget them rather than grow
     uint64_t id = ++last_flow_id_;
     open_flows_.open(pid, key, id);
-    writer_->write(fxt::kFlowBegin, pid, thread, ts, category, flow_ref_, id);
+    writer_->write(fxt::kFlowBegin, thread, ts, category, flow_ref_, id);
     return;
   }
   bool end = point == DrawDecl::Flow::End;
@@ -411,7 +411,7 @@ void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, ui
     orphan_flow_points_++;
     return;
   }
-  writer_->write(end ? fxt::kFlowEnd : fxt::kFlowStep, pid, thread, ts, category, flow_ref_, id);
+  writer_->write(end ? fxt::kFlowEnd : fxt::kFlowStep, thread, ts, category, flow_ref_, id);
 }
 
 void FxtSink::lost(uint64_t ts, uint64_t total) {

@@ -51,6 +51,28 @@ inline uint64_t mix64(uint64_t x) {  // murmur3's finalizer
   return x ^ (x >> 33);
 }
 
+// Up to 16 bytes as two words, loaded without a call: together with the
+// size, different texts give different words.
+void short_text(std::string_view s, uint64_t text[2]) {
+  const char *p = s.data();
+  size_t n = s.size();
+  auto load = [](const char *at, size_t bytes) {
+    uint64_t v = 0;
+    std::memcpy(&v, at, bytes);
+    return v;
+  };
+  if (n >= 8) {
+    text[0] = load(p, 8);
+    text[1] = load(p + n - 8, 8);
+  } else if (n >= 4) {
+    text[0] = load(p, 4);
+    text[1] = load(p + n - 4, 4);
+  } else {
+    text[0] = load(p, 1) | load(p + n / 2, 1) << 8 | load(p + n - 1, 1) << 16;
+    text[1] = 0;
+  }
+}
+
 // A string cut to at most kMaxStringBytes, not inside a UTF-8 sequence.
 std::string_view clip(std::string_view s) {
   if (s.size() <= kMaxStringBytes) {
@@ -195,7 +217,7 @@ static_assert(FxtWriter::kMaxKept + 2 + 2 * FxtWriter::kMaxArgs < 32767);
 
 FxtWriter::FxtWriter(std::FILE *out)
     : out_(out),
-      buf_(new uint64_t[kBufferWords]),
+      buf_(new uint64_t[kBufferWords + kCopiedArgWords]),
       strings_(new StringTable),
       threads_(new ThreadTable),
       pins_(1) {
@@ -257,8 +279,8 @@ uint64_t FxtWriter::string_ref(std::string_view s) {
   // Short strings (names of operations, say) recur: the last one met at
   // each place of a small table answers without hashing the text.
   if (s.size() <= 16) {
-    uint64_t text[2] = {0, 0};
-    std::memcpy(text, s.data(), s.size());
+    uint64_t text[2];
+    short_text(s, text);
     uint64_t h = (text[0] ^ s.size()) * 0x9e3779b97f4a7c15ull ^ text[1] * 0xff51afd7ed558ccdull;
     RecentString &r = recent_strings_[h >> (64 - kRecentStringsBits)];
     if (r.text[0] == text[0] && r.text[1] == text[1] && r.size == s.size() && r.idx &&

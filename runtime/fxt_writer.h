@@ -55,7 +55,7 @@ enum class FxtFlow { Begin, Step, End };
 // The arguments of one event, encoded as they are added: see FxtWriter::start().
 class FxtArgWords {
   friend class FxtWriter;
-  uint64_t words_[2 * fxt::kMaxArgs];
+  uint64_t words_[2 * fxt::kMaxArgs] = {};
   uint32_t size_ = 0, count_ = 0;  // words, arguments
 };
 
@@ -145,17 +145,26 @@ class FxtWriter {
   }
   void write(int type, uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
              const FxtArgWords &a, const uint64_t *extra) {
-    emit(type, thread_ref(pid, tid), ts, pinned_ref(category.id), pinned_ref(name.id), a, extra);
+    write(type, thread(pid, tid), ts, category, name, a, extra);
+  }
+  // The thread (pid, tid), for events on it written next: it holds until
+  // another thread is named by the writer's events.
+  struct Thread {
+    uint64_t ref;
+  };
+  Thread thread(uint64_t pid, uint64_t tid) { return {thread_ref(pid, tid)}; }
+  void write(int type, Thread thread, uint64_t ts, FxtRef category, FxtRef name,
+             const FxtArgWords &a, const uint64_t *extra) {
+    emit(type, thread.ref, ts, pinned_ref(category.id), pinned_ref(name.id), a, extra);
   }
   // An event without arguments and with `extra` (a flow point), on its own.
-  void write(int type, uint64_t pid, uint64_t tid, uint64_t ts, FxtRef category, FxtRef name,
-             uint64_t extra) {
+  void write(int type, Thread thread, uint64_t ts, FxtRef category, FxtRef name, uint64_t extra) {
     serial_++;
-    uint64_t thread = thread_ref(pid, tid), cat = pinned_ref(category.id);
+    uint64_t cat = pinned_ref(category.id);
     uint64_t n = pinned_ref(name.id);
     uint64_t *w = reserve(3);
-    w[0] =
-        le(fxt::kEventRecord | 3 << 4 | uint64_t(type) << 16 | thread << 24 | cat << 32 | n << 48);
+    w[0] = le(fxt::kEventRecord | 3 << 4 | uint64_t(type) << 16 | thread.ref << 24 | cat << 32 |
+              n << 48);
     w[1] = le(ts);
     w[2] = le(extra);
   }
@@ -185,6 +194,7 @@ class FxtWriter {
   struct StringTable;  // interned strings, indices 1..32767, clock eviction
   struct ThreadTable;  // (pid, tid) refs, indices 1..255, clock eviction
   static constexpr size_t kBufferWords = 8192;  // 64 KiB
+  static constexpr size_t kCopiedArgWords = 12;
 
   // A string given either way: pinned (pin != 0) or by its text.
   struct Str {
@@ -240,8 +250,12 @@ class FxtWriter {
     w[0] = le(fxt::kEventRecord | uint64_t(words) << 4 | type << 16 | uint64_t(a.count_) << 20 |
               thread << 24 | category << 32 | name << 48);
     w[1] = le(ts);
-    if (a.size_)
-      std::memcpy(w + 2, a.words_, a.size_ * 8);
+    // Most events have few arguments: copied as a block of fixed size (the
+    // buffer has room beyond its end for it), without a call.
+    std::memcpy(w + 2, a.words_, kCopiedArgWords * 8);
+    if (a.size_ > kCopiedArgWords) [[unlikely]]
+      std::memcpy(w + 2 + kCopiedArgWords, a.words_ + kCopiedArgWords,
+                  (a.size_ - kCopiedArgWords) * 8);
     if (extra)
       w[2 + a.size_] = le(*extra);
   }

@@ -378,6 +378,30 @@ TEST(FxtWriter, StringTableEvictionKeepsRefsRight) {
   EXPECT_EQ(walked.string_emitted["arg"], 1u);
 }
 
+// Short strings are found again without hashing their text: ones that
+// differ only inside, or only in length, stay apart.
+TEST(FxtWriter, ShortStringsThatDifferOnlyInsideStayApart) {
+  MemFile f;
+  FxtWriter w(f.file());
+  std::vector<std::string> names;
+  for (size_t n = 1; n <= 17; n++)
+    for (char c : {'a', 'b'}) {
+      std::string s(n, 'x');
+      s[n / 2] = c;
+      names.push_back(s);
+      names.push_back(s + '\0');
+    }
+  for (int round = 0; round < 3; round++)
+    for (const auto &name : names)
+      w.instant(1, 1, 0, "c", name);
+  Walked walked = walk(f.words(w));
+  ASSERT_EQ(walked.events.size(), 3 * names.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < walked.events.size(); i++)
+    wrong += walked.events[i].name != names[i % names.size()];
+  EXPECT_EQ(wrong, 0u);
+}
+
 TEST(FxtWriter, StringArgValuesResolveAfterEviction) {
   MemFile f;
   FxtWriter w(f.file());
