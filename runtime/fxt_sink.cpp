@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compiler/error.h"
+#include "runtime/fxt_format.h"
 #include "runtime/gzip_file.h"
 
 namespace mt {
@@ -31,24 +32,11 @@ uint64_t load(const unsigned char *p, uint32_t size) {
   return v;
 }
 
-// A record field as an FXT argument; strings point into the record.
-FxtArg to_arg(const RecordField &f, const unsigned char *record) {
-  const unsigned char *p = record + f.offset;
-  switch (f.kind) {
-    case FieldKind::Signed: {
-      uint64_t v = load(p, f.size);
-      if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
-        v |= ~0ull << (f.size * 8);
-      return FxtArg::integer(f.name, static_cast<int64_t>(v));
-    }
-    case FieldKind::Pointer: return FxtArg::pointer(f.name, load(p, f.size));
-    case FieldKind::Bool: return FxtArg::boolean(f.name, load(p, f.size) != 0);
-    case FieldKind::String: {
-      const char *s = reinterpret_cast<const char *>(p);
-      return FxtArg::string(f.name, std::string_view(s, strnlen(s, f.size)));
-    }
-    default: return FxtArg::uinteger(f.name, load(p, f.size));
-  }
+template <class T>
+T load_as(const unsigned char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
 
 std::optional<RecordField> find(const std::vector<RecordField> &fields, const std::string &name) {
@@ -59,6 +47,26 @@ std::optional<RecordField> find(const std::vector<RecordField> &fields, const st
 }
 
 }  // namespace
+
+FxtSink::Plan::Arg::Op FxtSink::arg_op(const RecordField &f) {
+  using Op = FxtSink::Plan::Arg::Op;
+  bool is_signed = f.kind == FieldKind::Signed;
+  if (f.kind == FieldKind::Signed || f.kind == FieldKind::Unsigned)
+    switch (f.size) {
+      case 1: return is_signed ? Op::S8 : Op::U8;
+      case 2: return is_signed ? Op::S16 : Op::U16;
+      case 4: return is_signed ? Op::S32 : Op::U32;
+      case 8: return is_signed ? Op::S64 : Op::U64;
+      default: return Op::Other;
+    }
+  if (f.kind == FieldKind::Pointer && f.size == 8)
+    return Op::Pointer;
+  if (f.kind == FieldKind::Bool && f.size == 1)
+    return Op::Bool;
+  if (f.kind == FieldKind::String)
+    return Op::String;
+  return Op::Other;
+}
 
 FxtSink::FxtSink(OutputFile file) : path_(file.path()), out_(std::move(file)) {
   std::FILE *plain = out_.stream();
@@ -125,28 +133,28 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
       throw Error("moontrace bug: drawn record without time or thread", probe.where);
     header_[i] = {ts->offset, task->offset};
     record_sizes_[i] = layout.size;
+    auto offset_of = [&](const std::string &name) {
+      auto f = name.empty() ? std::nullopt : find(layout.hidden, name);
+      return f ? f->offset : kNone;
+    };
     for (const auto &d : probe.draws) {
-      Plan plan{d.kind, d.name, d.category,  d.process_track ? "" : d.track_name, {}, {},
-                {},     {},     d.flow_point};
-      for (const auto &a : d.args)
-        if (auto f = find(layout.fields, a)) {
-          plan.args.push_back(*f);
-          auto named = d.value_names.find(a);
-          plan.value_names.push_back(named == d.value_names.end() ? std::vector<std::string>{}
-                                                                  : named->second);
-        }
+      Plan plan{d.kind, d.name, d.category, d.process_track ? "" : d.track_name, d.flow_point};
       plan.category_ref = writer_->pin(plan.category);
       plan.name_ref = writer_->pin(plan.name);
-      for (const auto &f : plan.args)
-        plan.arg_refs.push_back(writer_->pin(f.name));
-      if (!d.duration.empty())
-        plan.duration = find(layout.hidden, d.duration);
-      if (!d.track.empty())
-        plan.track = find(layout.hidden, d.track);
-      if (!d.flow.empty())
-        plan.flow = find(layout.hidden, d.flow);
-      if (!d.when.empty())
-        plan.when = find(layout.hidden, d.when);
+      for (const auto &a : d.args)
+        if (auto f = find(layout.fields, a)) {
+          Plan::Arg arg{arg_op(*f), f->offset, f->size, f->kind, writer_->pin(f->name)};
+          if (auto named = d.value_names.find(a); named != d.value_names.end()) {
+            for (const auto &value : named->second)
+              arg.value_names.push_back(value.empty() ? FxtRef{} : writer_->pin(value));
+            arg.op = Plan::Arg::Op::Other;
+          }
+          plan.args.push_back(std::move(arg));
+        }
+      plan.duration_at = offset_of(d.duration);
+      plan.track_at = offset_of(d.track);
+      plan.flow_at = offset_of(d.flow);
+      plan.when_at = offset_of(d.when);
       plans_[i].push_back(std::move(plan));
     }
   }
@@ -216,75 +224,125 @@ FxtRef FxtSink::counter_name(const Track &track, const Plan &p) {
 }
 
 uint64_t FxtSink::arrived(uint32_t probe, const void *data, size_t size) {
+  if (probe >= record_sizes_.size() || size < record_sizes_[probe])
+    return UINT64_MAX;  // not a record of this layout
   auto *bytes = static_cast<const unsigned char *>(data);
   auto [ts_offset, task_offset] = header_[probe];
-  if (size < record_sizes_[probe])
-    return UINT64_MAX;  // not a record of this layout
   uint64_t task = load(bytes + task_offset, 8);
   if (!learned_.seen({task >> 32, task & 0xffffffff}))
     learn_name(task >> 32, task & 0xffffffff);
   return load(bytes + ts_offset, 8);
 }
 
-void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
+void FxtSink::write_args(const Plan &p, const unsigned char *bytes) {
+  using Op = Plan::Arg::Op;
+  FxtWriter &w = *writer_;
+  w.start(args_);
+  for (const Plan::Arg &a : p.args) {
+    const unsigned char *at = bytes + a.offset;
+    switch (a.op) {
+      case Op::U8: w.arg_uint(args_, a.name, *at); break;
+      case Op::U16: w.arg_uint(args_, a.name, load_as<uint16_t>(at)); break;
+      case Op::U32: w.arg_uint(args_, a.name, load_as<uint32_t>(at)); break;
+      case Op::U64: w.arg_uint(args_, a.name, load_as<uint64_t>(at)); break;
+      case Op::S8: w.arg_int(args_, a.name, static_cast<int8_t>(*at)); break;
+      case Op::S16: w.arg_int(args_, a.name, load_as<int16_t>(at)); break;
+      case Op::S32: w.arg_int(args_, a.name, load_as<int32_t>(at)); break;
+      case Op::S64: w.arg_int(args_, a.name, load_as<int64_t>(at)); break;
+      case Op::Pointer: w.arg_pointer(args_, a.name, load_as<uint64_t>(at)); break;
+      case Op::Bool: w.arg_bool(args_, a.name, *at != 0); break;
+      case Op::String: {
+        const char *s = reinterpret_cast<const char *>(at);
+        w.arg_string(args_, a.name, std::string_view(s, strnlen(s, a.size)));
+        break;
+      }
+      case Op::Other: other_arg(a, at); break;
+    }
+  }
+}
+
+// An argument of another size or kind, or one whose values have names.
+void FxtSink::other_arg(const Plan::Arg &a, const unsigned char *at) {
+  FxtWriter &w = *writer_;
+  if (a.kind == FieldKind::String) {
+    const char *s = reinterpret_cast<const char *>(at);
+    w.arg_string(args_, a.name, std::string_view(s, strnlen(s, a.size)));
+    return;
+  }
+  uint64_t v = load(at, a.size);
+  if (a.kind == FieldKind::Signed && a.size < 8) {
+    unsigned shift = 64 - a.size * 8;
+    v = static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
+  }
+  // A value with a name is shown by it.
+  if (v < a.value_names.size() && a.value_names[v]) {
+    w.arg_string(args_, a.name, a.value_names[v]);
+    return;
+  }
+  switch (a.kind) {
+    case FieldKind::Signed: w.arg_int(args_, a.name, static_cast<int64_t>(v)); break;
+    case FieldKind::Pointer: w.arg_pointer(args_, a.name, v); break;
+    case FieldKind::Bool: w.arg_bool(args_, a.name, v != 0); break;
+    default: w.arg_uint(args_, a.name, v); break;
+  }
+}
+
+void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
+  if (probe >= record_sizes_.size() || size < record_sizes_[probe])
+    return;  // not a drawn record of this layout
   auto [ts_offset, task_offset] = header_[probe];
   uint64_t ts = load(bytes + ts_offset, 8);
   uint64_t task = load(bytes + task_offset, 8);
   uint64_t pid = task >> 32, tid = task & 0xffffffff;
   name_thread(pid, tid);
   for (const Plan &p : plans_[probe]) {
-    if (p.when && !bytes[p.when->offset])
+    if (p.when_at != kNone && !bytes[p.when_at])
       continue;
     const Track *keyed =
-        p.track ? &track(pid, load(bytes + p.track->offset, 8), p.track_name) : nullptr;
-    uint64_t thread = keyed ? keyed->koid : tid;
-    args_.clear();
-    for (size_t i = 0; i < p.args.size(); i++) {
-      args_.push_back(to_arg(p.args[i], bytes));
-      // A value with a name is shown by it.
-      const auto &names = p.value_names[i];
-      if (!names.empty()) {
-        uint64_t v = args_.back().kind == FxtArg::Kind::Int ? static_cast<uint64_t>(args_.back().i)
-                                                            : args_.back().u;
-        if (v < names.size() && !names[v].empty())
-          args_.back() = FxtArg::string(p.args[i].name, names[v]);
-      }
-      args_.back().name_ref = p.arg_refs[i];
-    }
+        p.track_at != kNone ? &track(pid, load(bytes + p.track_at, 8), p.track_name) : nullptr;
+    FxtWriter &w = *writer_;
+    FxtWriter::Thread thread = w.thread(pid, keyed ? keyed->koid : tid);
     uint64_t start = ts;
+    bool flow = p.flow_at != kNone;
+    uint64_t key = flow ? load(bytes + p.flow_at, 8) : 0;
     // A flow point needs an open slice: an end's is the one it closes.
-    if (p.flow && p.kind == DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, ts, p.category_ref, load(bytes + p.flow->offset, 8));
+    if (flow && p.kind == DrawDecl::Kind::End)
+      flow_point(p.flow_point, pid, thread, ts, p.category_ref, key);
+    write_args(p, bytes);
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
-        if (p.flow)
-          writer_->complete(pid, thread, ts, ts + 1, p.category_ref, p.name_ref, args_);
-        else
-          writer_->instant(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        if (flow) {
+          uint64_t end = ts + 1;
+          w.write(fxt::kComplete, thread, ts, p.category_ref, p.name_ref, args_, &end);
+        } else {
+          w.write(fxt::kInstant, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
+        }
         break;
       case DrawDecl::Kind::Slice: {
-        uint64_t duration = p.duration ? load(bytes + p.duration->offset, 8) : 1;
+        uint64_t duration = p.duration_at != kNone ? load(bytes + p.duration_at, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
-        writer_->complete(pid, thread, start, std::max(ts, start + 1), p.category_ref, p.name_ref,
-                          args_);
+        uint64_t end = std::max(ts, start + 1);
+        w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, args_, &end);
         break;
       }
       case DrawDecl::Kind::Begin:
-        writer_->begin(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        w.write(fxt::kBegin, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
         break;
       case DrawDecl::Kind::End:
-        writer_->end(pid, thread, ts, p.category_ref, p.name_ref, args_);
+        w.write(fxt::kEnd, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
         break;
-      case DrawDecl::Kind::Counter:
+      case DrawDecl::Kind::Counter: {
         // Perfetto keeps counters per process, by name: a keyed track's
         // counters are named after it, so each track has its own.
-        writer_->counter(pid, thread, ts, p.category_ref,
-                         keyed ? counter_name(*keyed, p) : p.name_ref, 0, args_);
+        uint64_t id = 0;
+        w.write(fxt::kCounter, thread, ts, p.category_ref,
+                keyed ? counter_name(*keyed, p) : p.name_ref, args_, &id);
         break;
+      }
     }
-    if (p.flow && p.kind != DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, start, p.category_ref, load(bytes + p.flow->offset, 8));
+    if (flow && p.kind != DrawDecl::Kind::End)
+      flow_point(p.flow_point, pid, thread, start, p.category_ref, key);
     events_++;
   }
 }
@@ -294,26 +352,23 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t) {
 // flow looks open (its end lost or filtered), and a step or end may come
 // without its begin (begun before tracing). Perfetto counts both as
 // errors; here the first starts a fresh flow and the second is dropped.
-void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts,
+void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread thread, uint64_t ts,
                          FxtRef category, uint64_t key) {
-  auto open = open_flows_.find({pid, key});
   if (point == DrawDecl::Flow::Begin) {
-    if (open_flows_.size() >= kMaxOpenFlows && open == open_flows_.end())
+    if (open_flows_.size() >= kMaxOpenFlows && !open_flows_.find(pid, key))
       open_flows_.clear();  // ends never seen: forget them rather than grow
     uint64_t id = ++last_flow_id_;
-    open_flows_[{pid, key}] = id;
-    writer_->flow(FxtFlow::Begin, pid, thread, ts, category, flow_ref_, id);
-    return;
-  }
-  if (open == open_flows_.end()) {
-    orphan_flow_points_++;
+    open_flows_.open(pid, key, id);
+    writer_->write(fxt::kFlowBegin, thread, ts, category, flow_ref_, id);
     return;
   }
   bool end = point == DrawDecl::Flow::End;
-  writer_->flow(end ? FxtFlow::End : FxtFlow::Step, pid, thread, ts, category, flow_ref_,
-                open->second);
-  if (end)
-    open_flows_.erase(open);
+  uint64_t id = end ? open_flows_.close(pid, key) : open_flows_.find(pid, key);
+  if (!id) {
+    orphan_flow_points_++;
+    return;
+  }
+  writer_->write(end ? fxt::kFlowEnd : fxt::kFlowStep, thread, ts, category, flow_ref_, id);
 }
 
 void FxtSink::lost(uint64_t ts, uint64_t total) {

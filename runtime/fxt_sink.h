@@ -16,6 +16,7 @@
 #include "compiler/declaration.h"
 #include "runtime/fxt_writer.h"
 #include "runtime/gzip_file.h"
+#include "runtime/open_flows.h"
 #include "runtime/output_file.h"
 #include "runtime/record_decoder.h"
 
@@ -36,12 +37,15 @@ class FxtSink {
   void plan(const Declaration &decl, const GeneratedProgram &generated,
             const std::vector<std::optional<RecordLayout>> &layouts);
   bool draws(uint32_t probe) const { return probe < plans_.size() && !plans_[probe].empty(); }
-  // A record as it arrives: the thread's name is learned now, while the
-  // thread most likely still exists. Returns the record's time, by which
-  // it is to be drawn, or UINT64_MAX when it is not a record of its layout.
-  uint64_t arrived(uint32_t probe, const void *data, size_t size);
-  // Draws a record; records are drawn in time order.
+  // Draws one record of `probe` (at least its layout's size): THE entry
+  // point for records, which must come in time order (equal times keep the
+  // order given). Records of other sizes are ignored.
   void draw(uint32_t probe, const unsigned char *bytes, size_t size);
+  // A record of `probe` has arrived, to be drawn later (by draw(), once in
+  // time order): learns its thread's name from /proc now, while the thread
+  // most likely still exists. Returns the record's time, by which it is to
+  // be drawn, or UINT64_MAX when it is not a record of its layout.
+  uint64_t arrived(uint32_t probe, const void *data, size_t size);
   // A struct mt_thread_name record: a thread's name, as it changed.
   void thread_named(const void *data, size_t size);
   // Records lost so far, as a counter track of moontrace's own process.
@@ -62,23 +66,50 @@ class FxtSink {
   uint64_t orphan_flow_points() const { return orphan_flow_points_; }
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;  // no such field
   struct Plan {
     DrawDecl::Kind kind;
     std::string name, category, track_name;  // track_name "": the process's own track
-    std::vector<RecordField> args;
-    std::optional<RecordField> duration, track, flow;
     DrawDecl::Flow flow_point;
-    std::optional<RecordField> when{};                    // drawn only where this byte is not 0
-    std::vector<std::vector<std::string>> value_names{};  // per argument; empty: none
+    // Offsets of the hidden fields it uses; when_at: drawn only where this
+    // byte is not 0.
+    uint32_t duration_at = kNone, track_at = kNone, flow_at = kNone, when_at = kNone;
     // Pinned in the writer once: no event hashes these strings.
     FxtRef category_ref{}, name_ref{};
-    std::vector<FxtRef> arg_refs{};  // by args
+    // How to read and write each argument, worked out once.
+    struct Arg {
+      // How it is read: the common cases without a test of its kind or size.
+      enum class Op : uint8_t {
+        U8,
+        U16,
+        U32,
+        U64,
+        S8,
+        S16,
+        S32,
+        S64,
+        Pointer,
+        Bool,
+        String,
+        Other
+      };
+      Op op;
+      uint32_t offset, size;
+      FieldKind kind;
+      FxtRef name;
+      std::vector<FxtRef> value_names{};  // pinned names of its values (id 0: none)
+    };
+    std::vector<Arg> args{};
   };
+  void write_args(const Plan &p, const unsigned char *bytes);
+  void other_arg(const Plan::Arg &a, const unsigned char *at);
+  static Plan::Arg::Op arg_op(const RecordField &f);
 
   void name_thread(uint64_t pid, uint64_t tid);
   void learn_name(uint64_t pid, uint64_t tid);
-  void flow_point(DrawDecl::Flow point, uint64_t pid, uint64_t thread, uint64_t ts, FxtRef category,
-                  uint64_t key);
+  // On `thread`: an event was just written on it, or is next.
+  void flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread thread, uint64_t ts,
+                  FxtRef category, uint64_t key);
   // A track keyed by a script's value: a thread of its own under the process.
   struct Track {
     uint64_t koid = 0;
@@ -106,31 +137,25 @@ class FxtSink {
   // come from a few threads at a time, and need no hash-set work again.
   struct Task {
     uint64_t pid = ~0ull, tid = ~0ull;
-    bool operator==(const Task &) const = default;
   };
   struct RecentTasks {
-    Task tasks[4];
+    uint64_t tasks[4] = {~0ull, ~0ull, ~0ull, ~0ull};  // pid << 32 | tid (both 32 bits)
     size_t next = 0;
     // Whether `t` is one of them; if not, it is now, in place of the oldest.
     bool seen(Task t) {
-      for (const Task &known : tasks)
-        if (known == t)
-          return true;
-      tasks[next++ % 4] = t;
+      uint64_t task = t.pid << 32 | (t.tid & 0xffffffff);
+      if (tasks[0] == task || tasks[1] == task || tasks[2] == task || tasks[3] == task)
+        return true;
+      tasks[next++ % 4] = task;
       return false;
     }
   };
   RecentTasks named_, learned_;
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
-  std::vector<FxtArg> args_;                    // reused per event
-  struct PairHash {
-    size_t operator()(const std::pair<uint64_t, uint64_t> &p) const {
-      return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ull ^ p.second);
-    }
-  };
+  FxtArgWords args_;                            // reused per event
   static constexpr size_t kMaxOpenFlows = 1 << 20;
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> open_flows_;  // (pid, key)
+  OpenFlows open_flows_;
   uint64_t last_flow_id_ = 0;
   uint64_t orphan_flow_points_ = 0;  // steps and ends whose begin was never seen
   uint64_t events_ = 0;

@@ -39,14 +39,6 @@ using namespace fxt;
 constexpr uint64_t kTicksPerSecond = 1000000000ull;
 constexpr size_t kMaxStringBytes = 32000;
 
-inline uint64_t le(uint64_t w) {
-  if constexpr (std::endian::native == std::endian::little) {
-    return w;
-  } else {
-    return __builtin_bswap64(w);
-  }
-}
-
 inline uint64_t header(uint64_t type, size_t words) {
   return type | (uint64_t(words) << 4);
 }
@@ -57,6 +49,28 @@ inline uint64_t mix64(uint64_t x) {  // murmur3's finalizer
   x ^= x >> 33;
   x *= 0xc4ceb3f99e3b97c7ull;
   return x ^ (x >> 33);
+}
+
+// Up to 16 bytes as two words, loaded without a call: together with the
+// size, different texts give different words.
+void short_text(std::string_view s, uint64_t text[2]) {
+  const char *p = s.data();
+  size_t n = s.size();
+  auto load = [](const char *at, size_t bytes) {
+    uint64_t v = 0;
+    std::memcpy(&v, at, bytes);
+    return v;
+  };
+  if (n >= 8) {
+    text[0] = load(p, 8);
+    text[1] = load(p + n - 8, 8);
+  } else if (n >= 4) {
+    text[0] = load(p, 4);
+    text[1] = load(p + n - 4, 4);
+  } else {
+    text[0] = load(p, 1) | load(p + n / 2, 1) << 8 | load(p + n - 1, 1) << 16;
+    text[1] = 0;
+  }
 }
 
 // A string cut to at most kMaxStringBytes, not inside a UTF-8 sequence.
@@ -87,7 +101,8 @@ class ClockTable {
     uint64_t hash = 0;
     uint64_t pinned = 0;
     bool used = false;
-    bool kept = false;  // never evicted
+    bool kept = false;        // never evicted
+    uint32_t generation = 0;  // counts the keys it has held
   };
 
   ClockTable() : slots_(kSlots + 1), index_(kIndexSize, 0) {}
@@ -121,6 +136,7 @@ class ClockTable {
     }
     Slot &s = slots_[idx];
     assign(s.key, key);
+    s.generation++;
     s.hash = hash;
     s.used = false;  // earns its second chance when used again
     s.pinned = serial;
@@ -130,6 +146,18 @@ class ClockTable {
   }
 
   const Key &key(uint32_t idx) const { return slots_[idx].key; }
+  uint32_t generation(uint32_t idx) const { return slots_[idx].generation; }
+  // Whether `idx` still holds the key it held at `generation`; if so it is
+  // found again, as by find_or_assign. Callers that remember (key, index,
+  // generation) so skip hashing and probing.
+  bool refind(uint32_t idx, uint32_t generation, uint64_t serial) {
+    Slot &s = slots_[idx];
+    if (s.generation != generation)
+      return false;
+    s.used = true;
+    s.pinned = serial;
+    return true;
+  }
   // The caller keeps fewer than kSlots indices, so eviction finds a victim.
   void keep(uint32_t idx) { slots_[idx].kept = true; }
 
@@ -189,7 +217,7 @@ static_assert(FxtWriter::kMaxKept + 2 + 2 * FxtWriter::kMaxArgs < 32767);
 
 FxtWriter::FxtWriter(std::FILE *out)
     : out_(out),
-      buf_(new uint64_t[kBufferWords]),
+      buf_(new uint64_t[kBufferWords + kCopiedArgWords]),
       strings_(new StringTable),
       threads_(new ThreadTable),
       pins_(1) {
@@ -206,21 +234,11 @@ FxtWriter::~FxtWriter() {
   }
 }
 
-uint64_t *FxtWriter::reserve(size_t words) {
-  if (used_ + words > kBufferWords) {
-    write_buffer();
-  }
-  uint64_t *w = buf_.get() + used_;
-  used_ += words;
-  bytes_ += words * 8;
-  records_++;
-  buffered_records_++;
-  return w;
-}
-
 void FxtWriter::write_buffer() {
   // After the first error nothing more is written: the file stays whole up
   // to the last buffer that reached it.
+  bytes_ += used_ * 8;
+  records_ += buffered_records_;
   if (used_ > 0 && out_ && !error_) {
     errno = 0;
     // ferror() too: a cookie stream (gzip) may report a short write only so.
@@ -258,7 +276,25 @@ uint64_t FxtWriter::string_ref(std::string_view s) {
   if (s.empty()) {
     return 0;
   }
-  s = clip(s);
+  // Short strings (names of operations, say) recur: the last one met at
+  // each place of a small table answers without hashing the text.
+  if (s.size() <= 16) {
+    uint64_t text[2];
+    short_text(s, text);
+    uint64_t h = (text[0] ^ s.size()) * 0x9e3779b97f4a7c15ull ^ text[1] * 0xff51afd7ed558ccdull;
+    RecentString &r = recent_strings_[h >> (64 - kRecentStringsBits)];
+    if (r.text[0] == text[0] && r.text[1] == text[1] && r.size == s.size() && r.idx &&
+        strings_->refind(r.idx, r.generation, serial_)) {
+      return r.idx;
+    }
+    uint32_t idx = static_cast<uint32_t>(find_string_ref(s));
+    r = {{text[0], text[1]}, static_cast<uint32_t>(s.size()), idx, strings_->generation(idx)};
+    return idx;
+  }
+  return find_string_ref(clip(s));
+}
+
+uint64_t FxtWriter::find_string_ref(std::string_view s) {
   bool fresh;
   uint64_t hash = std::hash<std::string_view>{}(s);
   uint32_t idx = strings_->find_or_assign(
@@ -297,7 +333,7 @@ uint64_t FxtWriter::first_pinned_ref(uint32_t pin) {
   return idx;
 }
 
-uint64_t FxtWriter::thread_ref(uint64_t pid, uint64_t tid) {
+uint64_t FxtWriter::find_thread_ref(uint64_t pid, uint64_t tid) {
   bool fresh;
   ThreadKey key{pid, tid};
   uint32_t idx = threads_->find_or_assign(
@@ -310,7 +346,16 @@ uint64_t FxtWriter::thread_ref(uint64_t pid, uint64_t tid) {
     w[1] = le(pid);
     w[2] = le(tid);
   }
+  recent_threads_[next_recent_thread_++ % kRecentThreads] = {pid, tid, idx,
+                                                             threads_->generation(idx)};
   return idx;
+}
+
+uint64_t FxtWriter::thread_ref(uint64_t pid, uint64_t tid) {
+  for (const RecentThread &t : recent_threads_)
+    if (t.tid == tid && t.pid == pid && t.idx && threads_->refind(t.idx, t.generation, serial_))
+      return t.idx;
+  return find_thread_ref(pid, tid);
 }
 
 void FxtWriter::process(uint64_t pid, std::string_view name) {
@@ -334,70 +379,32 @@ void FxtWriter::thread(uint64_t pid, uint64_t tid, std::string_view name) {
 
 void FxtWriter::event(uint64_t type, uint64_t pid, uint64_t tid, uint64_t ts, Str category,
                       Str name, const std::vector<FxtArg> &args, const uint64_t *extra) {
-  serial_++;
   // Intern everything first: string and thread records must precede the
   // event, and the event is then written in one piece.
-  size_t nargs = args.size();
-  if (nargs > kMaxArgs) {
-    dropped_args_ += nargs - kMaxArgs;
-    nargs = kMaxArgs;
-  }
-  uint64_t arg_head[kMaxArgs], arg_value[kMaxArgs];
-  size_t words = 2 + (extra ? 1 : 0);
-  for (size_t i = 0; i < nargs; i++) {
-    const FxtArg &a = args[i];
-    uint64_t name_ref = (a.name_ref ? pinned_ref(a.name_ref.id) : string_ref(a.name)) << 16;
-    uint64_t h = 0;
-    bool wide = false;
-    switch (a.kind) {
-      case FxtArg::Kind::Int:
-        if (a.i >= INT32_MIN && a.i <= INT32_MAX) {
-          h = kArgInt32 | uint64_t(uint32_t(int32_t(a.i))) << 32;
-        } else {
-          h = kArgInt64;
-          arg_value[i] = uint64_t(a.i);
-          wide = true;
-        }
-        break;
-      case FxtArg::Kind::Uint:
-        if (a.u <= UINT32_MAX) {
-          h = kArgUint32 | a.u << 32;
-        } else {
-          h = kArgUint64;
-          arg_value[i] = a.u;
-          wide = true;
-        }
-        break;
-      case FxtArg::Kind::Pointer:
-      case FxtArg::Kind::Koid:
-        h = a.kind == FxtArg::Kind::Pointer ? kArgPointer : kArgKoid;
-        arg_value[i] = a.u;
-        wide = true;
-        break;
-      case FxtArg::Kind::String: h = kArgString | string_ref(a.text) << 32; break;
-      case FxtArg::Kind::Bool: h = kArgBool | uint64_t(a.u != 0) << 32; break;
+  FxtArgWords a;
+  start(a);
+  for (const FxtArg &arg : args) {
+    if (a.count_ == kMaxArgs) {
+      dropped_args_ += args.size() - kMaxArgs;
+      break;
     }
-    size_t size = wide ? 2 : 1;
-    arg_head[i] = h | uint64_t(size) << 4 | name_ref;
-    words += size;
+    FxtRef n = arg.name_ref;
+    // An unpinned name: interned as it is (the head's name bits take it).
+    uint64_t named = n ? 0 : string_ref(arg.name) << 16;
+    size_t at = a.size_;
+    switch (arg.kind) {
+      case FxtArg::Kind::Int: arg_int(a, n, arg.i); break;
+      case FxtArg::Kind::Uint: arg_uint(a, n, arg.u); break;
+      case FxtArg::Kind::Pointer: arg_pointer(a, n, arg.u); break;
+      case FxtArg::Kind::Koid: put_wide(a, n, kArgKoid, arg.u); break;
+      case FxtArg::Kind::String: arg_string(a, n, arg.text); break;
+      case FxtArg::Kind::Bool: arg_bool(a, n, arg.u != 0); break;
+    }
+    a.words_[at] |= le(named);
   }
   uint64_t cat_ref = string_ref(category);
   uint64_t name_ref = string_ref(name);
-  uint64_t thread = thread_ref(pid, tid);
-
-  uint64_t *w = reserve(words);
-  *w++ = le(header(kEventRecord, words) | type << 16 | uint64_t(nargs) << 20 | thread << 24 |
-            cat_ref << 32 | name_ref << 48);
-  *w++ = le(ts);
-  for (size_t i = 0; i < nargs; i++) {
-    *w++ = le(arg_head[i]);
-    if (((arg_head[i] >> 4) & 0xfff) == 2) {
-      *w++ = le(arg_value[i]);
-    }
-  }
-  if (extra) {
-    *w = le(*extra);
-  }
+  emit(type, thread_ref(pid, tid), ts, cat_ref, name_ref, a, extra);
 }
 
 void FxtWriter::instant(uint64_t pid, uint64_t tid, uint64_t ts, std::string_view category,

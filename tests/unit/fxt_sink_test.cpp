@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "compiler/declaration.h"
 #include "runtime/fxt_format.h"
 #include "runtime/fxt_reader.h"
+#include "runtime/open_flows.h"
 #include "runtime/record_decoder.h"
 #include "tests/fxt_validator.h"
 #include "tests/record_layout.h"
@@ -73,9 +75,6 @@ class Rec {
     return *this;
   }
   const void *data() const { return bytes_.data(); }
-  const unsigned char *bytes() const {
-    return reinterpret_cast<const unsigned char *>(bytes_.data());
-  }
   size_t size() const { return bytes_.size(); }
 
  private:
@@ -198,13 +197,17 @@ class FxtSinkTest : public ::testing::Test {
       EXPECT_EQ(sink.draws(static_cast<uint32_t>(i)), !specs[i].draws.empty()) << i;
   }
 
-  // Records reach the sink in time order (the reorder window's job, tested
-  // on its own): fed ones are held here until released.
+  // A record in time order, drawn at once.
+  static void draw_now(FxtSink &sink, uint32_t probe, const Rec &rec) {
+    sink.draw(probe, static_cast<const unsigned char *>(rec.data()), rec.size());
+  }
+  // Records fed out of order are held here and drawn in time order by
+  // release(), as the reorder window (tested on its own) does.
   void feed(FxtSink &sink, uint32_t probe, const Rec &rec) {
     uint64_t ts = sink.arrived(probe, rec.data(), rec.size());
+    auto *bytes = static_cast<const unsigned char *>(rec.data());
     if (ts != UINT64_MAX)
-      fed_.push_back(
-          {ts, probe, std::vector<unsigned char>(rec.bytes(), rec.bytes() + rec.size())});
+      fed_.push_back({ts, probe, std::vector<unsigned char>(bytes, bytes + rec.size())});
   }
   // Draws the records fed so far that are older than `watermark`, oldest
   // first, equal times in the order fed.
@@ -251,6 +254,7 @@ TEST_F(FxtSinkTest, DrawsInstantsWithTheirTimeThreadAndArgs) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    // As from several per-CPU buffers: out of order, two at the same time.
     for (auto [ts, n] : std::vector<std::pair<uint64_t, uint64_t>>{
              {300, 3}, {100, 1}, {200, 20}, {50, 0}, {200, 21}, {250, 25}})
       feed(sink, 0, Rec(layout).at(ts, pid, tid).set("n", n));
@@ -278,6 +282,24 @@ TEST_F(FxtSinkTest, DrawsInstantsWithTheirTimeThreadAndArgs) {
                      {50, 0}, {100, 1}, {200, 20}, {200, 21}, {250, 25}, {300, 3}}));
 }
 
+// draw() takes only records of a drawing probe at least as long as its layout.
+TEST_F(FxtSinkTest, DrawIgnoresShortRecordsAndProbesWithoutDrawings) {
+  auto layout = Layout().field("n", 8, FieldKind::Unsigned).get();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}, {layout, {}}});
+    Rec rec = Rec(layout).at(10, self_pid(), self_tid()).set("n", 1);
+    auto *bytes = static_cast<const unsigned char *>(rec.data());
+    sink.draw(0, bytes, rec.size() - 1);
+    sink.draw(1, bytes, rec.size());
+    sink.draw(7, bytes, rec.size());
+    EXPECT_EQ(sink.events(), 0u);
+    sink.draw(0, bytes, rec.size());
+    EXPECT_EQ(sink.events(), 1u);
+  }
+  EXPECT_EQ(events(read_clean()).size(), 1u);
+}
+
 TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
   auto a = Layout().field("x", 8, FieldKind::Unsigned).get();
   auto b = Layout().field("y", 4, FieldKind::Unsigned).field("z", 4, FieldKind::Unsigned).get();
@@ -290,9 +312,8 @@ TEST_F(FxtSinkTest, ProbesAreFoundThroughTheirDeclIdAndDrawEachOfTheirDraws) {
                   draw(DrawDecl::Kind::Counter, "b-counter", {"y"})}},
                 {a, {}}});
     EXPECT_FALSE(sink.draws(3));
-    feed(sink, 1, Rec(b).at(20, pid, tid).set("y", 5).set("z", 6));
-    feed(sink, 0, Rec(a).at(10, pid, tid).set("x", 4));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(a).at(10, pid, tid).set("x", 4));
+    draw_now(sink, 1, Rec(b).at(20, pid, tid).set("y", 5).set("z", 6));
     EXPECT_EQ(sink.events(), 3u);
   }
   auto records = read_clean();
@@ -334,18 +355,17 @@ TEST_F(FxtSinkTest, ArgumentsKeepTheirKinds) {
     plan(sink, {{layout,
                  {draw(DrawDecl::Kind::Instant, "kinds",
                        {"i32", "i16", "i64", "u64", "ptr", "flag", "name", "full", "absent"})}}});
-    feed(sink, 0,
-         Rec(layout)
-             .at(10, self_pid(), self_tid())
-             .set("i32", static_cast<uint32_t>(-5))
-             .set("i16", 0xfffe)
-             .set("i64", static_cast<uint64_t>(-(1ll << 40)))
-             .set("u64", 1ull << 40)
-             .set("ptr", 0xffff888100002000ull)
-             .set("flag", 1)
-             .text("name", "hello")
-             .text("full", "abcd"));  // no terminating zero: cut at its size
-    release(sink, ~0ull);
+    draw_now(sink, 0,
+             Rec(layout)
+                 .at(10, self_pid(), self_tid())
+                 .set("i32", static_cast<uint32_t>(-5))
+                 .set("i16", 0xfffe)
+                 .set("i64", static_cast<uint64_t>(-(1ll << 40)))
+                 .set("u64", 1ull << 40)
+                 .set("ptr", 0xffff888100002000ull)
+                 .set("flag", 1)
+                 .text("name", "hello")
+                 .text("full", "abcd"));  // no terminating zero: cut at its size
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -387,8 +407,7 @@ TEST_F(FxtSinkTest, ArgumentsBeyondFifteenAreDropped) {
     rec.at(1000, self_pid(), self_tid());
     for (int i = 0; i < 17; i++)
       rec.set(names[i], 100 + i);
-    feed(sink, 0, rec);
-    release(sink, ~0ull);
+    draw_now(sink, 0, rec);
   }
   auto records = read_clean();  // read_fxt itself refuses more than 15
   auto drawn = events(records);
@@ -410,10 +429,9 @@ TEST_F(FxtSinkTest, SlicesStartTheirDurationBeforeTheirTime) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {timed}}, {layout, {draw(DrawDecl::Kind::Slice, "untimed")}}});
-    feed(sink, 0, Rec(layout).at(1000, pid, tid).set("__d0_duration", 300));
-    feed(sink, 0, Rec(layout).at(2000, pid, tid).set("__d0_duration", 0));
-    feed(sink, 1, Rec(layout).at(3000, pid, tid));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(1000, pid, tid).set("__d0_duration", 300));
+    draw_now(sink, 0, Rec(layout).at(2000, pid, tid).set("__d0_duration", 0));
+    draw_now(sink, 1, Rec(layout).at(3000, pid, tid));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -437,9 +455,8 @@ TEST_F(FxtSinkTest, BeginAndEndNestOnTheThread) {
     FxtSink sink(path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Begin, "outer", {"n"})}},
                 {layout, {draw(DrawDecl::Kind::End, "outer", {"n"})}}});
-    feed(sink, 1, Rec(layout).at(200, pid, tid).set("n", 2));
-    feed(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(100, pid, tid).set("n", 1));
+    draw_now(sink, 1, Rec(layout).at(200, pid, tid).set("n", 2));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -458,7 +475,7 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
     FxtSink sink(path_);
     plan(sink, flow_probes(layout, DrawDecl::Kind::Instant, "submit", "hop", "done"));
     auto point = [&](uint32_t probe, uint64_t ts, uint64_t key) {
-      feed(sink, probe, Rec(layout).at(ts, pid, tid).set("__d0_flow", key));
+      draw_now(sink, probe, Rec(layout).at(ts, pid, tid).set("__d0_flow", key));
     };
     point(1, 100, 7);  // a step, never begun: dropped
     point(2, 110, 7);  // an end, never begun: dropped
@@ -469,7 +486,6 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
     point(2, 500, 7);  // ends B
     point(1, 600, 7);  // after the end: dropped
     point(2, 700, 9);  // ends C
-    release(sink, ~0ull);
     EXPECT_EQ(sink.orphan_flow_points(), 3u);
     EXPECT_EQ(sink.events(), 9u);  // the slices are drawn all the same
   }
@@ -516,13 +532,13 @@ TEST_F(FxtSinkTest, FlowPointsOfSlicesAreAtTheirStart) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {begin}}, {layout, {end}}});
-    feed(sink, 1, Rec(layout).at(5000, kFakePid, kFakeTid).set("__d0_flow", 0xffff888100000000ull));
-    feed(sink, 0,
-         Rec(layout)
-             .at(1000, pid, tid)
-             .set("__d0_duration", 400)
-             .set("__d0_flow", 0xffff888100000000ull));
-    release(sink, ~0ull);
+    draw_now(sink, 0,
+             Rec(layout)
+                 .at(1000, pid, tid)
+                 .set("__d0_duration", 400)
+                 .set("__d0_flow", 0xffff888100000000ull));
+    draw_now(sink, 1,
+             Rec(layout).at(5000, kFakePid, kFakeTid).set("__d0_flow", 0xffff888100000000ull));
     // The end is in another process: flows are per process, so it is an orphan.
     EXPECT_EQ(sink.orphan_flow_points(), 1u);
   }
@@ -541,14 +557,11 @@ TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
     plan(sink, flow_probes(layout, DrawDecl::Kind::Slice, "submit", "hop", "complete"));
     for (uint64_t i = 0; i < 50; i++) {
       uint64_t key = i % 4, base = 1000 + i * 100;
-      feed(sink, 0, Rec(layout).at(base, pid, tid).set("__d0_flow", key));
-      feed(sink, 1, Rec(layout).at(base + 30, pid, kFakeTid).set("__d0_flow", key));
+      draw_now(sink, 0, Rec(layout).at(base, pid, tid).set("__d0_flow", key));
+      draw_now(sink, 1, Rec(layout).at(base + 30, pid, kFakeTid).set("__d0_flow", key));
       if (i % 3)  // some ends lost: the key begins again while open
-        feed(sink, 2, Rec(layout).at(base + 60, pid, kFakeTid2).set("__d0_flow", key));
-      if (i % 10 == 0)
-        release(sink, base);
+        draw_now(sink, 2, Rec(layout).at(base + 60, pid, kFakeTid2).set("__d0_flow", key));
     }
-    release(sink, ~0ull);
   }
   read_clean();
 }
@@ -565,9 +578,8 @@ TEST_F(FxtSinkTest, FlowPointOfAnEndBindsToTheSliceItCloses) {
            {with_flow(draw(DrawDecl::Kind::Begin, "req"), "__d0_flow", DrawDecl::Flow::Begin)}},
           {layout,
            {with_flow(draw(DrawDecl::Kind::End, "req"), "__d0_flow", DrawDecl::Flow::End)}}});
-    feed(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
-    feed(sink, 1, Rec(layout).at(200, pid, tid).set("__d0_flow", 1));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
+    draw_now(sink, 1, Rec(layout).at(200, pid, tid).set("__d0_flow", 1));
     EXPECT_EQ(sink.orphan_flow_points(), 0u);
   }
   auto records = read_clean();
@@ -584,10 +596,9 @@ TEST_F(FxtSinkTest, TracksKeyedByAValueAreNamedThreadsOfTheProcess) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
-    feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xabc));
-    feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0x10));
-    feed(sink, 0, Rec(layout).at(30, pid, tid).set("__d0_track", 0xabc));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xabc));
+    draw_now(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0x10));
+    draw_now(sink, 0, Rec(layout).at(30, pid, tid).set("__d0_track", 0xabc));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -627,8 +638,7 @@ TEST_F(FxtSinkTest, DrawingsWithWhenAreDrawnOnlyWhereItHolds) {
     FxtSink sink(path_);
     plan(sink, {{layout, {always, sometimes}}});
     for (uint64_t n = 1; n <= 4; n++)
-      feed(sink, 0, Rec(layout).at(n * 10, pid, tid).set("n", n).set("__d1_when", n % 2));
-    release(sink, ~0ull);
+      draw_now(sink, 0, Rec(layout).at(n * 10, pid, tid).set("n", n).set("__d1_when", n % 2));
   }
   auto records = read_clean();
   std::vector<std::pair<std::string, uint64_t>> drawn;
@@ -653,8 +663,7 @@ TEST_F(FxtSinkTest, NamedValuesAreWrittenAsTheirNames) {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
     for (uint64_t op : {0, 1, 2, 3})
-      feed(sink, 0, Rec(layout).at(10 + op, pid, tid).set("op", op));
-    release(sink, ~0ull);
+      draw_now(sink, 0, Rec(layout).at(10 + op, pid, tid).set("op", op));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -676,9 +685,8 @@ TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
-    feed(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xa).set("depth", 3));
-    feed(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0xb).set("depth", -1));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, pid, tid).set("__d0_track", 0xa).set("depth", 3));
+    draw_now(sink, 0, Rec(layout).at(20, pid, tid).set("__d0_track", 0xb).set("depth", -1));
   }
   auto records = read_clean();
   auto drawn = events(records);
@@ -700,9 +708,8 @@ TEST_F(FxtSinkTest, TrackKeyMetInTwoProcessesIsNamedInEach) {
   {
     FxtSink sink(path_);
     plan(sink, {{layout, {d}}});
-    feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("__d0_track", 3));
-    feed(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid).set("__d0_track", 3));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("__d0_track", 3));
+    draw_now(sink, 0, Rec(layout).at(20, kFakePid, kFakeTid).set("__d0_track", 3));
   }
   auto records = read_clean();
   std::vector<uint64_t> processes;
@@ -749,6 +756,32 @@ TEST_F(FxtSinkTest, ThreadsAreNamedFromProcWhenRecorded) {
   EXPECT_EQ(process_of(*fake[0]), kFakePid);
   EXPECT_EQ(objects(records, 1, kFakePid).size(), 1u);
   EXPECT_EQ(objects(records, 1, pid).size(), 1u);
+}
+
+// A record's thread is named when it arrives (arrived()), though it is
+// drawn later, once the thread is gone.
+TEST_F(FxtSinkTest, ThreadsAreNamedFromProcWhenTheirRecordsArrive) {
+  auto layout = Layout().field("n", 4, FieldKind::Unsigned).get();
+  uint64_t pid = self_pid();
+  uint64_t worker = 0;
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
+    Rec rec(layout);
+    std::thread t([&] {
+      prctl(PR_SET_NAME, "sink-arrival", 0, 0, 0);
+      worker = self_tid();
+      rec.at(20, pid, worker);
+      sink.arrived(0, rec.data(), rec.size());
+    });
+    t.join();
+    draw_now(sink, 0, rec);
+  }
+  auto records = read_clean();
+  auto w = objects(records, 2, worker);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0]->name, "sink-arrival");
+  EXPECT_EQ(process_of(*w[0]), pid);
 }
 
 TEST_F(FxtSinkTest, RenamesAfterAThreadWasDrawnReEmitItsThreadObject) {
@@ -914,13 +947,51 @@ TEST_F(FxtSinkTest, EventsAreFlushedWhenTheSinkIsDestroyed) {
     FxtSink sink(path_);
     EXPECT_EQ(sink.path(), path_);
     plan(sink, {{layout, {draw(DrawDecl::Kind::Instant, "tick", {"n"})}}});
-    feed(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("n", 1));
-    release(sink, ~0ull);
+    draw_now(sink, 0, Rec(layout).at(10, self_pid(), self_tid()).set("n", 1));
     bytes = sink.bytes();
   }
   std::ifstream in(path_, std::ios::binary | std::ios::ate);
   EXPECT_EQ(static_cast<uint64_t>(in.tellg()), bytes);
   EXPECT_EQ(events(read_clean()).size(), 1u);
+}
+
+// The sink's table of open flows against a std::map, through growth and
+// deletions that shift runs of colliding keys.
+TEST(OpenFlowsTest, AgreesWithAMapThroughOpensAndCloses) {
+  OpenFlows flows;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> expected;
+  std::mt19937_64 random(13);
+  uint64_t next_id = 1;
+  size_t wrong = 0;
+  for (int i = 0; i < 200000; i++) {
+    // Few pids, keys as aligned pointers (low bits 0), many repeats.
+    uint64_t pid = random() % 3, key = 0xffff888100000000ull + (random() % 5000) * 64;
+    switch (random() % 3) {
+      case 0:
+        flows.open(pid, key, next_id);
+        expected[{pid, key}] = next_id++;
+        break;
+      case 1: {
+        auto it = expected.find({pid, key});
+        wrong += flows.close(pid, key) != (it == expected.end() ? 0 : it->second);
+        if (it != expected.end())
+          expected.erase(it);
+        break;
+      }
+      default: {
+        auto it = expected.find({pid, key});
+        wrong += flows.find(pid, key) != (it == expected.end() ? 0 : it->second);
+      }
+    }
+    wrong += flows.size() != expected.size();
+  }
+  EXPECT_EQ(wrong, 0u);
+  for (const auto &[k, id] : expected)
+    wrong += flows.find(k.first, k.second) != id;
+  EXPECT_EQ(wrong, 0u);
+  flows.clear();
+  EXPECT_EQ(flows.size(), 0u);
+  EXPECT_EQ(flows.find(expected.begin()->first.first, expected.begin()->first.second), 0u);
 }
 
 }  // namespace

@@ -378,6 +378,94 @@ TEST(FxtWriter, StringTableEvictionKeepsRefsRight) {
   EXPECT_EQ(walked.string_emitted["arg"], 1u);
 }
 
+// Events built in place (start, arg_*, write) are the same bytes as the
+// same events given as FxtArgs, their 16th argument on dropped likewise.
+TEST(FxtWriter, EventsBuiltInPlaceMatchThoseGivenAsArgs) {
+  auto write_both = [](bool in_place) {
+    MemFile f;
+    FxtWriter w(f.file());
+    FxtRef cat = w.pin("cat"), name = w.pin("ev"), a = w.pin("a"), b = w.pin("b");
+    FxtRef value = w.pin("named");
+    for (uint64_t i = 0; i < 3; i++) {
+      uint64_t end = 100 + i, id = 7;
+      if (in_place) {
+        FxtArgWords args;
+        w.start(args);
+        w.arg_int(args, a, -5);
+        w.arg_int(args, b, -(int64_t(1) << 40));
+        w.arg_uint(args, a, UINT32_MAX);
+        w.arg_uint(args, b, uint64_t(UINT32_MAX) + 1);
+        w.arg_pointer(args, a, 0xffff888100001000ull);
+        w.arg_bool(args, b, true);
+        w.arg_string(args, a, "text");
+        w.arg_string(args, b, value);
+        for (int k = 0; k < 9; k++)
+          w.arg_uint(args, a, k);
+        w.write(fxt::kComplete, 1, 2, 10 * i, cat, name, args, &end);
+        w.write(fxt::kFlowBegin, w.thread(1, 2), 10 * i, cat, name, id);
+      } else {
+        std::vector<FxtArg> args = {FxtArg::integer("a", -5),
+                                    FxtArg::integer("b", -(int64_t(1) << 40)),
+                                    FxtArg::uinteger("a", UINT32_MAX),
+                                    FxtArg::uinteger("b", uint64_t(UINT32_MAX) + 1),
+                                    FxtArg::pointer("a", 0xffff888100001000ull),
+                                    FxtArg::boolean("b", true),
+                                    FxtArg::string("a", "text"),
+                                    FxtArg::string("b", "named")};
+        for (int k = 0; k < 9; k++)
+          args.push_back(FxtArg::uinteger("a", k));
+        w.complete(1, 2, 10 * i, end, "cat", "ev", args);
+        w.flow(FxtFlow::Begin, 1, 2, 10 * i, "cat", "ev", id);
+      }
+    }
+    EXPECT_EQ(w.dropped_args(), 6u);
+    std::vector<uint64_t> words = f.words(w);
+    // The events as read back: string and thread indices may differ.
+    std::vector<std::string> events;
+    for (const auto &r :
+         read_fxt(std::string(reinterpret_cast<const char *>(words.data()), words.size() * 8))) {
+      if (r.type != 4)
+        continue;
+      std::string e = std::to_string(r.event_type) + " " + std::to_string(r.ts) + " " +
+                      std::to_string(r.pid) + "/" + std::to_string(r.tid) + " " + r.category + " " +
+                      r.name + " " + std::to_string(r.extra);
+      for (const auto &arg : r.args)
+        e += " " + arg.name + ":" + std::to_string(arg.type) + "=" + std::to_string(arg.i) + "/" +
+             std::to_string(arg.u) + "/" + arg.text;
+      events.push_back(e);
+    }
+    return events;
+  };
+  std::vector<std::string> in_place = write_both(true), given = write_both(false);
+  EXPECT_EQ(in_place, given);
+  ASSERT_EQ(in_place.size(), 6u);
+  EXPECT_NE(in_place[0].find(" b:6=0/0/named a:2=0/0/"), std::string::npos) << in_place[0];
+}
+
+// Short strings are found again without hashing their text: ones that
+// differ only inside, or only in length, stay apart.
+TEST(FxtWriter, ShortStringsThatDifferOnlyInsideStayApart) {
+  MemFile f;
+  FxtWriter w(f.file());
+  std::vector<std::string> names;
+  for (size_t n = 1; n <= 17; n++)
+    for (char c : {'a', 'b'}) {
+      std::string s(n, 'x');
+      s[n / 2] = c;
+      names.push_back(s);
+      names.push_back(s + '\0');
+    }
+  for (int round = 0; round < 3; round++)
+    for (const auto &name : names)
+      w.instant(1, 1, 0, "c", name);
+  Walked walked = walk(f.words(w));
+  ASSERT_EQ(walked.events.size(), 3 * names.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < walked.events.size(); i++)
+    wrong += walked.events[i].name != names[i % names.size()];
+  EXPECT_EQ(wrong, 0u);
+}
+
 TEST(FxtWriter, StringArgValuesResolveAfterEviction) {
   MemFile f;
   FxtWriter w(f.file());

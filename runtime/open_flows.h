@@ -1,0 +1,95 @@
+// The flows a sink has begun and not yet ended: (pid, key) -> the flow's
+// id in the trace. One flat open-addressed table (linear probing,
+// backward-shift deletion), as a flow begins and ends per request: no node
+// is allocated per flow, and a lookup touches one or two cache lines.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace mt {
+
+class OpenFlows {
+ public:
+  // The id of the open flow (pid, key), 0 if none.
+  uint64_t find(uint64_t pid, uint64_t key) const {
+    if (count_ == 0)
+      return 0;
+    for (size_t i = home(pid, key);; i = (i + 1) & mask_) {
+      const Entry &e = slots_[i];
+      if (e.id == 0)
+        return 0;
+      if (e.key == key && e.pid == pid)
+        return e.id;
+    }
+  }
+  // Opens (pid, key) as flow `id` (not 0), in place of an open one.
+  void open(uint64_t pid, uint64_t key, uint64_t id) {
+    if ((count_ + 1) * 2 > slots_.size())
+      grow();
+    size_t i = home(pid, key);
+    for (; slots_[i].id; i = (i + 1) & mask_)
+      if (slots_[i].key == key && slots_[i].pid == pid) {
+        slots_[i].id = id;
+        return;
+      }
+    slots_[i] = {key, pid, id};
+    count_++;
+  }
+  // Ends (pid, key): its id, 0 if it was not open.
+  uint64_t close(uint64_t pid, uint64_t key) {
+    if (count_ == 0)
+      return 0;
+    size_t i = home(pid, key);
+    for (; slots_[i].id; i = (i + 1) & mask_)
+      if (slots_[i].key == key && slots_[i].pid == pid)
+        break;
+    uint64_t id = slots_[i].id;
+    if (!id)
+      return 0;
+    // Backward shift: move up every later entry of the run whose home is
+    // not within (i, j], so that no probe sequence meets a hole.
+    for (size_t j = (i + 1) & mask_; slots_[j].id; j = (j + 1) & mask_) {
+      size_t h = home(slots_[j].pid, slots_[j].key);
+      if (((j - h) & mask_) >= ((j - i) & mask_)) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = {};
+    count_--;
+    return id;
+  }
+  size_t size() const { return count_; }
+  void clear() {
+    slots_.assign(kInitialSlots, Entry{});
+    mask_ = kInitialSlots - 1;
+    count_ = 0;
+  }
+
+ private:
+  struct Entry {
+    uint64_t key = 0, pid = 0, id = 0;  // id 0: a free slot
+  };
+  static constexpr size_t kInitialSlots = 1024;
+
+  size_t home(uint64_t pid, uint64_t key) const {
+    uint64_t h = (key ^ pid * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    return (h ^ h >> 32) & mask_;
+  }
+  void grow() {
+    std::vector<Entry> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    count_ = 0;
+    for (const Entry &e : old)
+      if (e.id)
+        open(e.pid, e.key, e.id);
+  }
+
+  std::vector<Entry> slots_ = std::vector<Entry>(kInitialSlots);
+  size_t mask_ = kInitialSlots - 1;
+  size_t count_ = 0;
+};
+
+}  // namespace mt
