@@ -325,7 +325,7 @@ class ProbeWriter {
     bool filtered = decl.latency_stop < 0;
     if (shared) {
       out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
-                  "__ctx, bool __target) {\n";
+                  "__ctx, bool __target, __u64 *__clock) {\n";
       if (filtered)
         out_ << "  if (!__target)\n    return 0;\n";
     } else {
@@ -360,7 +360,11 @@ class ProbeWriter {
     // One clock read for the latency, the drawn time and nsecs, so that a
     // slice drawn from them starts exactly at its start probe.
     bool timed = decl.latency_start >= 0 || decl.latency_stop >= 0 || !decl.draws.empty();
-    if (timed)
+    // Probes sharing a program share its clock read too: the first one
+    // that needs the time reads it (a read costs about as much as a map lookup).
+    if (timed && shared)
+      out_ << "  if (!*__clock)\n    *__clock = bpf_ktime_get_ns();\n  __u64 __now = *__clock;\n";
+    else if (timed)
       out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
     for (const auto &b : kBuiltins)
       if (used.count(b.name))
@@ -427,9 +431,9 @@ class ProbeWriter {
     out_ << "\n/* " + rp.name.to_string() + ": " + std::to_string(shared.size()) +
                 " probes in declaration order */\n";
     out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
-    out_ << "  bool __target = mt_is_target();\n";
+    out_ << "  bool __target = mt_is_target();\n  __u64 __clock = 0;\n";
     for (size_t i : shared) {
-      out_ << "  " + probes[i].program + "(__ctx, __target);\n";
+      out_ << "  " + probes[i].program + "(__ctx, __target, &__clock);\n";
       probes[i].attached_program = name;
     }
     out_ << "  return 0;\n}\n";
@@ -756,11 +760,15 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // one place (declaration_at_generated_line).
   Emitter body(kGeneratedBodyFirstLine, &program.built_expressions);
   ProbeWriter writer(in, types.get(), body);
-  // Tracepoint probes on the same event share one program.
+  // Probes on the same tracepoint (classic, tp_btf or raw) share one program.
   const auto &resolved = in.resolution->probes;
+  auto shares = [](ProbeKind kind) {
+    return kind == ProbeKind::Tracepoint || kind == ProbeKind::TpBtf ||
+           kind == ProbeKind::RawTracepoint;
+  };
   std::map<std::string, std::vector<size_t>> by_event;
   for (size_t i = 0; i < resolved.size(); i++)
-    if (resolved[i].name.kind == ProbeKind::Tracepoint)
+    if (shares(resolved[i].name.kind))
       by_event[resolved[i].name.to_string()].push_back(i);
   // One program runs them all: LLVM's 16-bit jumps give up near 32K
   // instructions (about 150 light probes, 1000 trip an LLVM abort), and the
@@ -779,8 +787,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
                     std::to_string(kMaxPrograms) + " programs are loaded for one script",
                 in.decl->probes[resolved[kMaxPrograms].decl_id].where);
   for (size_t i = 0; i < resolved.size(); i++) {
-    bool shared = resolved[i].name.kind == ProbeKind::Tracepoint &&
-                  by_event[resolved[i].name.to_string()].size() > 1;
+    bool shared =
+        shares(resolved[i].name.kind) && by_event[resolved[i].name.to_string()].size() > 1;
     program.probes.push_back(writer.write(i, resolved[i], shared));
   }
   for (const auto &[event, probes] : by_event)
