@@ -325,7 +325,7 @@ class ProbeWriter {
     bool filtered = decl.latency_stop < 0;
     if (shared) {
       out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
-                  "__ctx, bool __target, __u64 *__clock) {\n";
+                  "__ctx, bool __target) {\n";
       if (filtered)
         out_ << "  if (!__target)\n    return 0;\n";
     } else {
@@ -360,18 +360,22 @@ class ProbeWriter {
     // One clock read for the latency, the drawn time and nsecs, so that a
     // slice drawn from them starts exactly at its start probe.
     bool timed = decl.latency_start >= 0 || decl.latency_stop >= 0 || !decl.draws.empty();
-    // Probes sharing a program share its clock read too: the first one
-    // that needs the time reads it (a read costs about as much as a map lookup).
-    if (timed && shared)
-      out_ << "  if (!*__clock)\n    *__clock = bpf_ktime_get_ns();\n  __u64 __now = *__clock;\n";
-    else if (timed)
-      out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
+    // Read once the filter passed, unless a stop or the filter needs it: a
+    // read costs about as much as a map lookup, and of the probes sharing a
+    // tracepoint most filter the event out.
+    bool clock_first =
+        decl.latency_stop >= 0 || free_identifiers(decl.predicate.text).count("nsecs");
+    auto read_clock = [&] {
+      if (timed)
+        out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
+      if (used.count("nsecs"))
+        out_ << (timed ? "  __u64 nsecs = __now;\n" : "  __u64 nsecs = bpf_ktime_get_ns();\n");
+    };
+    if (clock_first)
+      read_clock();
     for (const auto &b : kBuiltins)
-      if (used.count(b.name))
-        out_ << "  " +
-                    (timed && std::string(b.name) == "nsecs" ? "__u64 nsecs = __now;"
-                                                             : std::string(b.local)) +
-                    "\n";
+      if (used.count(b.name) && std::string(b.name) != "nsecs")
+        out_ << "  " + std::string(b.local) + "\n";
     // A stop matches and removes its start before any filter: the request
     // is over whether or not it is counted.
     if (decl.latency_stop >= 0) {
@@ -387,6 +391,8 @@ class ProbeWriter {
       out_.expression(decl.predicate);
       out_ << "))\n    return 0;\n";
     }
+    if (!clock_first)
+      read_clock();
     // Not in a block of its own: locals the action declares are there for
     // the drawn values after it (flow ids, tracks, durations).
     if (!decl.action.text.empty())
@@ -431,9 +437,9 @@ class ProbeWriter {
     out_ << "\n/* " + rp.name.to_string() + ": " + std::to_string(shared.size()) +
                 " probes in declaration order */\n";
     out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
-    out_ << "  bool __target = mt_is_target();\n  __u64 __clock = 0;\n";
+    out_ << "  bool __target = mt_is_target();\n";
     for (size_t i : shared) {
-      out_ << "  " + probes[i].program + "(__ctx, __target, &__clock);\n";
+      out_ << "  " + probes[i].program + "(__ctx, __target);\n";
       probes[i].attached_program = name;
     }
     out_ << "  return 0;\n}\n";

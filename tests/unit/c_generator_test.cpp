@@ -99,31 +99,31 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
   EXPECT_EQ(p.probes[1].attached_program, "mt_shared_0");
   EXPECT_TRUE(has(p,
                   "static __always_inline int mt_probe_0(struct mt_args_0 *__ctx, bool "
-                  "__target, __u64 *__clock) {\n  if (!__target)\n    return 0;\n"));
+                  "__target) {\n  if (!__target)\n    return 0;\n"));
   EXPECT_TRUE(has(p,
                   "SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_shared_0(void "
-                  "*__ctx) {\n  bool __target = mt_is_target();\n  __u64 __clock = 0;\n"
-                  "  mt_probe_0(__ctx, __target, &__clock);\n  mt_probe_1(__ctx, __target, "
-                  "&__clock);\n  return 0;\n}\n"))
+                  "*__ctx) {\n  bool __target = mt_is_target();\n  mt_probe_0(__ctx, "
+                  "__target);\n  mt_probe_1(__ctx, __target);\n  return 0;\n}\n"))
       << p.source;
   EXPECT_EQ(p.source.find("SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_probe_"),
             std::string::npos);
 }
 
-// Drawn probes on one tracepoint take their time from one clock read: the
-// first that needs it reads it, the others reuse it.
-TEST(CGenerator, ProbesSharingAProgramReadTheClockOnce) {
-  Declaration d = testing::complete_declaration("1", "args.res");
+// A drawn probe reads the clock once its filter passed: of the probes
+// sharing a tracepoint, those that filter the event out pay no clock read.
+TEST(CGenerator, DrawnProbeReadsTheClockAfterItsFilter) {
+  Declaration d = testing::complete_declaration("args.res > 0", "args.res");
   d.probes[0].draws.push_back(DrawDecl{});
-  d.probes.push_back(d.probes[0]);
-  d.probes[1].id = 1;
   testing::FakeKernel kernel;
   GeneratedProgram p = testing::generate_on(d, kernel);
-  EXPECT_FALSE(has(p, "__u64 __now = bpf_ktime_get_ns();")) << p.source;
-  EXPECT_TRUE(has(p,
-                  "  if (!*__clock)\n    *__clock = bpf_ktime_get_ns();\n  __u64 __now = "
-                  "*__clock;\n"))
-      << p.source;
+  size_t filter = p.source.find("args.res > 0");
+  size_t clock = p.source.find("__u64 __now = bpf_ktime_get_ns();");
+  ASSERT_NE(clock, std::string::npos) << p.source;
+  EXPECT_LT(filter, clock) << p.source;
+  // A filter on the time reads it first.
+  d.probes[0].predicate.text = "nsecs > 0";
+  p = testing::generate_on(d, kernel);
+  EXPECT_LT(p.source.find("__u64 nsecs = __now;"), p.source.find("nsecs > 0")) << p.source;
 }
 
 // tp_btf probes on one event share a program as classic tracepoints do.
