@@ -28,24 +28,68 @@ end
 fxt{ file = "uring.fxt" }
 local cat = "io_uring"
 
--- Each traced ring (created while tracing, or any with --all_rings): its
+-- Each traced ring (created while tracing, or any with --all_rings), in
+-- the slot its address hashes to (ctx: which ring holds the slot): its
 -- requests in flight, requests submitted and completed so far (an
 -- io_uring_enter tells how many of each happened while it ran), and its
 -- completion queue's head at the last enter (entered: there was one).
--- The processes that own rings.
-local rings = map{ name = "rings", key = "u64",
-                   value = { in_flight = "s64", submitted = "u64", completed = "u64",
+-- Arrays rather than hashes: the kernel inlines an array lookup, and every
+-- request looks its ring and itself up several times.
+local rings = map{ name = "rings", type = "array", key = "u32",
+                   value = { ctx = "u64", in_flight = "s64", submitted = "u64", completed = "u64",
                              cq_head = "u32", entered = "u8" }, size = 4096 }
+local function ring_slot(ctx)
+  return "(__u32)(((__u64)(" .. ctx .. ") * 0x9E3779B97F4A7C15ULL) >> 52)"
+end
+-- C: the state of ring CTX, or NULL when it is not traced.
+local function ring_of(ctx)
+  return "({ __u64 __c = (__u64)(" .. ctx .. "); __auto_type __s = map_ptr(rings, " ..
+         ring_slot("__c") .. "); __c && __s && __s->ctx == __c ? __s : NULL; })"
+end
+-- C: claims ring CTX's slot with fresh state (a ring hashing to the same
+-- slot loses its own; with 4096 slots and a few rings, seldom).
+local function claim_ring(ctx)
+  return "({ __auto_type __s = map_ptr(rings, " .. ring_slot(ctx) .. "); if (__s) *__s = " ..
+         "map_val(rings, .ctx = (__u64)(" .. ctx .. ")); __s; })"
+end
+-- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
--- Every request of a traced ring, by (ring, request): whether sampling
--- keeps it (keep: 1 kept, 2 dropped, 0 completed; every later hop of a kept
--- request is drawn, and none of a dropped one), and for the summary its
--- opcode, its path (0 inline, 1 poll, 2 io-worker) and when it was
--- submitted. A completed request keeps its entry: the kernel reuses request
--- slots, and writing an entry in place costs far less than inserting it.
-local requests = map{ name = "requests", type = "lru_hash", key = { ring = "u64", req = "u64" },
-                      value = { keep = "u8", opcode = "u8", path = "u8", submitted = "u64" },
-                      size = 65536 }
+-- Every request of a traced ring, in one of the 4 entries of the bucket
+-- its address hashes to (req: which request holds the entry; a request
+-- address is unique while it is in flight): whether sampling keeps it
+-- (keep: 1 kept, 2 dropped, 0 completed: the entry is free; every later
+-- hop of a kept request is drawn, and none of a dropped one), and for the
+-- summary its opcode, its path (0 inline, 1 poll, 2 io-worker) and when it
+-- was submitted. Only a fifth request in flight in one bucket takes the
+-- entry of another (65536 entries).
+local requests = map{ name = "requests", type = "array", key = "u32",
+                      value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
+                                path = "u8" }, size = 65536 }
+local function request_bucket(req)
+  return "((__u32)(((__u64)(" .. req .. ") * 0x9E3779B97F4A7C15ULL) >> 50) << 2)"
+end
+-- C: the entry of request REQ in flight, or NULL.
+local function request_of(req)
+  local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
+              "; __typeof__(requests.value) __f = NULL, __e; " }
+  for way = 0, 3 do
+    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && __e->req == __q && " ..
+                 "__e->keep) __f = __e; "):format(way)
+  end
+  t[#t + 1] = "__f; })"
+  return table.concat(t)
+end
+-- C: an entry for request REQ: its own, a free one, or else the bucket's first.
+local function new_request(req)
+  local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
+              "; __typeof__(requests.value) __f = NULL, __e; " }
+  for way = 0, 3 do
+    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && (__e->req == __q || " ..
+                 "!__e->keep)) __f = __e; "):format(way)
+  end
+  t[#t + 1] = "__f ? __f : map_ptr(requests, __b); })"
+  return table.concat(t)
+end
 local INLINE, POLL, IO_WORKER = 0, 1, 2
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- io_uring_enter calls and the requests they submitted, io-worker threads.
@@ -74,14 +118,15 @@ local op_names = { [0] = "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE
   "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV", "FIXED_FD_INSTALL", "FTRUNCATE", "BIND",
   "LISTEN", "RECV_ZC", "EPOLL_WAIT", "READV_FIXED", "WRITEV_FIXED", "PIPE" }
 local names = { op = op_names }
-local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
+local ring_traced = "(param.all_rings || " .. ring_of("args.ctx") .. ")"
 -- `ring`, the traced ring's state, or the event is dropped.
-local ring_state = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) { " ..
-                   "if (!param.all_rings) return 0; map_set(rings, (__u64)args.ctx, " ..
-                   "map_val(rings, .in_flight = 0)); ring = map_ptr(rings, (__u64)args.ctx); " ..
-                   "if (!ring) return 0; }"
-local request = "map_key(requests, (__u64)args.ctx, (__u64)args.req)"
-local is_kept = "map_get(requests, " .. request .. ").keep == 1"
+local ring_state = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) { " ..
+                   "if (!param.all_rings) return 0; ring = " .. claim_ring("args.ctx") ..
+                   "; if (!ring) return 0; }"
+local function kept(req)
+  return "({ __auto_type __k = " .. request_of(req) .. "; __k && __k->keep == 1; })"
+end
+local is_kept = kept("args.req")
 local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
 local by_user_data_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
 -- Opcodes whose requests may complete more than once (IORING_CQE_F_MORE):
@@ -98,16 +143,15 @@ end
 -- dropped (2), remembered, and left undrawn when dropped.
 local decide = "__sync_fetch_and_add(&ring->submitted, 1); __sync_fetch_and_add(&ring->in_flight, 1); " ..
                "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
-               "? 1 : 2; __auto_type val = map_val(requests, .keep = keep, .opcode = args.opcode, " ..
-               ".path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, .submitted = nsecs); " ..
-               "__auto_type old = map_ptr(requests, " .. request .. "); if (old) *old = val; " ..
-               "else map_set(requests, " .. request .. ", val); " ..
+               "? 1 : 2; __auto_type entry = " .. new_request("args.req") .. "; if (entry) " ..
+               "*entry = map_val(requests, .req = (__u64)args.req, .keep = keep, " ..
+               ".opcode = args.opcode, .path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, " ..
+               ".submitted = nsecs); " ..
                "if (keep != 1) return 0; if (" .. multishot("args.opcode") .. ") " ..
                "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
 
 probe("tracepoint:io_uring:io_uring_create", {
-  action = "map_set(rings, (__u64)args.ctx, map_val(rings, .in_flight = 0)); " ..
-           "map_set(owners, pid, 1); " ..
+  action = claim_ring("args.ctx") .. "; map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
@@ -128,7 +172,7 @@ local function hop(event, fields, path)
   fields.req = "args.req"
   probe("tracepoint:io_uring:io_uring_" .. event, {
     filter = not path and is_kept or nil,
-    action = path and "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
+    action = path and "__auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
                       "r->path = " .. path .. "; if (r->keep != 1) return 0;",
     draw = { kind = "slice", name = event, category = cat, args = fields,
              names = fields.op and names, flow = { id = flow_id, point = "step" } },
@@ -154,8 +198,7 @@ local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from requ
 -- Whether any link was seen: until then completions skip the chain maps.
 local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
 probe("tracepoint:io_uring:io_uring_link", {
-  filter = is_kept .. " && map_get(requests, map_key(requests, (__u64)args.ctx, " ..
-           "(__u64)args.target_req)).keep == 1",
+  filter = is_kept .. " && " .. kept("args.target_req"),
   action = "map_set(linked, 0, 1); map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
            "(__u64)args.req); map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);",
 })
@@ -179,7 +222,7 @@ probe("tracepoint:io_uring:io_uring_complete", {
 -- A cancelled link: the event names the failed head (req, user_data) and
 -- the cancelled request (link), which is the one whose flow it joins.
 probe("tracepoint:io_uring:io_uring_fail_link", {
-  filter = "map_get(requests, map_key(requests, (__u64)args.ctx, (__u64)args.link)).keep == 1",
+  filter = kept("args.link"),
   draw = { kind = "slice", name = "fail_link", category = cat, names = names,
            args = { "args.user_data", "args.opcode", req = "args.req", link = "args.link",
                     op = "args.opcode" },
@@ -196,7 +239,7 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
            flow = { id = flow_id, point = "step" } },
 })
 probe("tracepoint:io_uring:io_uring_req_failed", {
-  filter = "map_get(requests, " .. request .. ").keep == 0",
+  filter = "!" .. request_of("args.req"),
   action = ring_state .. decide,
   draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args, names = names,
            flow = { id = flow_id, point = "begin" } },
@@ -207,12 +250,14 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
 -- found by user_data when the kernel gives no request pointer.
 probe("tracepoint:io_uring:io_uring_complete", {
-  action = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) return 0; " ..
+  action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
            "__sync_fetch_and_add(&ring->completed, 1); if (args.cflags & 2) return 0; " ..
-           "__auto_type r = map_ptr(requests, " .. request .. "); if (!r || !r->keep) return 0; " ..
+           "__auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
-           "map_add(latencies, map_key(latencies, r_opcode, path, " ..
-           "mt_log_linear_slot(nsecs - r->submitted)), 1); " ..
+           -- Per CPU: no atomic add; inserted the first time only.
+           "__auto_type slot = map_key(latencies, r_opcode, path, " ..
+           "mt_log_linear_slot(nsecs - r->submitted)); __auto_type count = map_ptr(latencies, slot); " ..
+           "if (count) *count += 1; else map_set(latencies, slot, 1); " ..
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
            "__sync_fetch_and_add(&ring->in_flight, -1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key .. "); " ..
@@ -296,7 +341,7 @@ local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "fl
 enter.stop_filter = nil  -- a call has a stop only where its start was kept
 local read_entry, queues_at_entry = queues("ring")
 enter.start_action = "__u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd)); " ..
-                     "__auto_type state = map_ptr(rings, ring); " ..
+                     "__auto_type state = " .. ring_of("ring") .. "; " ..
                      "if (!state && !param.all_rings) return 0; " ..
                      read_entry .. "__u32 reaped = 0; if (state) { " ..
                      "reaped = state->entered ? cq_head - state->cq_head : 0; " ..
@@ -308,7 +353,7 @@ enter.start_draw = {
 }
 local read_exit, queues_at_exit = queues("start.ring")
 -- Requests per enter, for the summary.
-enter.stop_action = "__auto_type state = map_ptr(rings, start.ring); " .. read_exit ..
+enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
                     "if (args.ret >= 0) { map_add(enters, 0, 1); map_add(enters, 1, args.ret); }"
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
