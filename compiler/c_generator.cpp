@@ -720,6 +720,7 @@ void write_fork_follower(const TraceFormat &format, Emitter &out) {
   out << "  if (!mt_filter_targets || !mt_is_target())\n    return 0;\n";
   out << "  __u32 child = *(__s32 *)((char *)__ctx + " + std::to_string(child->offset) + ");\n";
   out << "  __u8 one = 1;\n  bpf_map_update_elem(&mt_targets, &child, &one, BPF_ANY);\n";
+  out << "  mt_targets_changed();\n";
   out << "  return 0;\n}\n";
 }
 
