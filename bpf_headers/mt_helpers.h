@@ -57,4 +57,15 @@ static __u64 (*bpf_ringbuf_query)(void *ringbuf, __u64 flags) = (void *)134;
     __mt_v;                                                                  \
   })
 #define __mt_idx(p, i) __mt_deref((p) + (i))
+
+/* The low 32 bits of a kernel address, as a number to hash or combine: a
+ * tp_btf or fentry program may compare and store a typed pointer, but the
+ * verifier refuses arithmetic on it (the compiler turns (__u32)p << 32 into
+ * a shift of p), except, for root, a 32-bit subtraction, whose result is a
+ * number. */
+static __always_inline __u64 mt_addr32(const void *p) {
+  __u32 low = (__u32)(unsigned long)p;
+  asm volatile("%0 -= 0" : "+w"(low));
+  return low;
+}
 #endif

@@ -42,11 +42,50 @@ const volatile __u32 mt_filter_targets = 0;
  * set at load. */
 const volatile __u64 mt_wake_bytes = 1 << 19;
 
+/* Bumped after each process mt_targets gains (by mt_follow_fork and by
+ * user space), so that the answers cached below are asked again. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} mt_targets_gen SEC(".maps");
+
+/* Per CPU, the last answer: tgid << 32 | generation (31 bits) << 1 |
+ * answer, in one word so that a program nested in another (an interrupt)
+ * never reads half an update. Most events in a row come from one process,
+ * and the kernel inlines these array lookups, where the hash lookup costs
+ * about as much as a clock read on every event. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} mt_target_cache SEC(".maps");
+
 static __always_inline bool mt_is_target(void) {
   if (!mt_filter_targets)
     return true;
-  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-  return bpf_map_lookup_elem(&mt_targets, &tgid) != NULL;
+  __u32 zero = 0;
+  __u64 tgid = bpf_get_current_pid_tgid() >> 32;
+  __u64 *gen = bpf_map_lookup_elem(&mt_targets_gen, &zero);
+  __u64 *cached = bpf_map_lookup_elem(&mt_target_cache, &zero);
+  __u64 key = gen ? tgid << 32 | (*gen & 0x7fffffff) << 1 : 0;
+  if (cached && gen && (*cached & ~1ULL) == key)
+    return *cached & 1;
+  __u32 t = tgid;
+  bool found = bpf_map_lookup_elem(&mt_targets, &t) != NULL;
+  if (cached && gen)
+    *cached = key | found;
+  return found;
+}
+
+/* After adding to mt_targets: cached answers are stale. */
+static __always_inline void mt_targets_changed(void) {
+  __u32 zero = 0;
+  __u64 *gen = bpf_map_lookup_elem(&mt_targets_gen, &zero);
+  if (gen)
+    __sync_fetch_and_add(gen, 1);
 }
 
 /* A record of `size` bytes in this CPU's ring, NULL (counted as lost) when

@@ -360,14 +360,22 @@ class ProbeWriter {
     // One clock read for the latency, the drawn time and nsecs, so that a
     // slice drawn from them starts exactly at its start probe.
     bool timed = decl.latency_start >= 0 || decl.latency_stop >= 0 || !decl.draws.empty();
-    if (timed)
-      out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
+    // Read once the filter passed, unless a stop or the filter needs it: a
+    // read costs about as much as a map lookup, and of the probes sharing a
+    // tracepoint most filter the event out.
+    bool clock_first =
+        decl.latency_stop >= 0 || free_identifiers(decl.predicate.text).count("nsecs");
+    auto read_clock = [&] {
+      if (timed)
+        out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
+      if (used.count("nsecs"))
+        out_ << (timed ? "  __u64 nsecs = __now;\n" : "  __u64 nsecs = bpf_ktime_get_ns();\n");
+    };
+    if (clock_first)
+      read_clock();
     for (const auto &b : kBuiltins)
-      if (used.count(b.name))
-        out_ << "  " +
-                    (timed && std::string(b.name) == "nsecs" ? "__u64 nsecs = __now;"
-                                                             : std::string(b.local)) +
-                    "\n";
+      if (used.count(b.name) && std::string(b.name) != "nsecs")
+        out_ << "  " + std::string(b.local) + "\n";
     // A stop matches and removes its start before any filter: the request
     // is over whether or not it is counted.
     if (decl.latency_stop >= 0) {
@@ -383,6 +391,8 @@ class ProbeWriter {
       out_.expression(decl.predicate);
       out_ << "))\n    return 0;\n";
     }
+    if (!clock_first)
+      read_clock();
     // Not in a block of its own: locals the action declares are there for
     // the drawn values after it (flow ids, tracks, durations).
     if (!decl.action.text.empty())
@@ -710,6 +720,7 @@ void write_fork_follower(const TraceFormat &format, Emitter &out) {
   out << "  if (!mt_filter_targets || !mt_is_target())\n    return 0;\n";
   out << "  __u32 child = *(__s32 *)((char *)__ctx + " + std::to_string(child->offset) + ");\n";
   out << "  __u8 one = 1;\n  bpf_map_update_elem(&mt_targets, &child, &one, BPF_ANY);\n";
+  out << "  mt_targets_changed();\n";
   out << "  return 0;\n}\n";
 }
 
@@ -756,11 +767,15 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // one place (declaration_at_generated_line).
   Emitter body(kGeneratedBodyFirstLine, &program.built_expressions);
   ProbeWriter writer(in, types.get(), body);
-  // Tracepoint probes on the same event share one program.
+  // Probes on the same tracepoint (classic, tp_btf or raw) share one program.
   const auto &resolved = in.resolution->probes;
+  auto shares = [](ProbeKind kind) {
+    return kind == ProbeKind::Tracepoint || kind == ProbeKind::TpBtf ||
+           kind == ProbeKind::RawTracepoint;
+  };
   std::map<std::string, std::vector<size_t>> by_event;
   for (size_t i = 0; i < resolved.size(); i++)
-    if (resolved[i].name.kind == ProbeKind::Tracepoint)
+    if (shares(resolved[i].name.kind))
       by_event[resolved[i].name.to_string()].push_back(i);
   // One program runs them all: LLVM's 16-bit jumps give up near 32K
   // instructions (about 150 light probes, 1000 trip an LLVM abort), and the
@@ -779,8 +794,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
                     std::to_string(kMaxPrograms) + " programs are loaded for one script",
                 in.decl->probes[resolved[kMaxPrograms].decl_id].where);
   for (size_t i = 0; i < resolved.size(); i++) {
-    bool shared = resolved[i].name.kind == ProbeKind::Tracepoint &&
-                  by_event[resolved[i].name.to_string()].size() > 1;
+    bool shared =
+        shares(resolved[i].name.kind) && by_event[resolved[i].name.to_string()].size() > 1;
     program.probes.push_back(writer.write(i, resolved[i], shared));
   }
   for (const auto &[event, probes] : by_event)

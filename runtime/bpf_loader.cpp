@@ -323,6 +323,13 @@ void BpfProgram::attach(const LoadSettings &settings) {
 void BpfProgram::add_target(unsigned pid) {
   __u8 one = 1;
   bpf_map_update_elem(map_fd("mt_targets"), &pid, &one, BPF_ANY);
+  // Programs cache their answers per CPU (mt_is_target): they must ask again.
+  __u32 zero = 0;
+  __u64 gen = 0;
+  int gen_fd = map_fd("mt_targets_gen");
+  bpf_map_lookup_elem(gen_fd, &zero, &gen);
+  gen++;
+  bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY);
 }
 
 int BpfProgram::map_fd(const std::string &name) const {

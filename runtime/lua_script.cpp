@@ -484,6 +484,48 @@ struct LuaApi {
     return 1;
   }
 
+  // arguments(NAME | {NAME, ALTERNATIVE...}) -> the argument names of the
+  // first alternative this kernel has, as `args.NAME` gives them (a
+  // tracepoint's fields, a typed function's or tp_btf's parameters,
+  // uprobes' arg0..arg5), or nil and why none is available: a script
+  // words its expressions for the kernel's version of an event.
+  static int arguments(lua_State *L) {
+    LuaScript &s = self(L);
+    std::vector<std::string> names = probe_names(L, 1, "arguments");
+    std::vector<std::string> reasons;
+    std::optional<Alternative> chosen;
+    try {
+      chosen = first_available(names, s.kernel(), true, reasons);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    if (!chosen || chosen->probes.empty()) {
+      std::string why;
+      for (size_t i = 0; i < reasons.size(); i++)
+        why += (i ? "; " : "") + reasons[i];
+      lua_pushnil(L);
+      lua_pushstring(L, why.c_str());
+      return 2;
+    }
+    const ResolvedProbe &rp = chosen->probes[0];
+    std::vector<std::string> args;
+    if (rp.format)
+      for (const auto &f : rp.format->fields)
+        args.push_back(f.name);
+    else if (rp.has_signature)
+      for (const auto &p : rp.signature.params)
+        args.push_back(p.name);
+    else if (rp.name.kind == ProbeKind::Uprobe || rp.name.kind == ProbeKind::Uretprobe)
+      for (int i = 0; i < 6; i++)
+        args.push_back("arg" + std::to_string(i));
+    lua_createtable(L, (int)args.size(), 0);
+    for (size_t i = 0; i < args.size(); i++) {
+      lua_pushstring(L, args[i].c_str());
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+  }
+
   // notice(FORMAT, ...): one line for stderr, "moontrace: SCRIPT: text", for
   // what the user must know even without -v (e.g. what cannot be traced);
   // printed once the script's options are known to be right.
@@ -1164,12 +1206,21 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   decl_.script_path = source_.path;
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
-  const luaL_Reg api[] = {
-      {"probe", LuaApi::probe},     {"param", LuaApi::param},  {"map", LuaApi::map},
-      {"latency", LuaApi::latency}, {"print", LuaApi::print},  {"printf", LuaApi::printf},
-      {"exit", LuaApi::exit},       {"fxt", LuaApi::fxt},      {"available", LuaApi::available},
-      {"notice", LuaApi::notice},   {"disk", LuaApi::disk},    {"strftime", LuaApi::strftime},
-      {"lost", LuaApi::lost},       {"report", LuaApi::report}};
+  const luaL_Reg api[] = {{"probe", LuaApi::probe},
+                          {"param", LuaApi::param},
+                          {"map", LuaApi::map},
+                          {"latency", LuaApi::latency},
+                          {"print", LuaApi::print},
+                          {"printf", LuaApi::printf},
+                          {"exit", LuaApi::exit},
+                          {"fxt", LuaApi::fxt},
+                          {"available", LuaApi::available},
+                          {"arguments", LuaApi::arguments},
+                          {"notice", LuaApi::notice},
+                          {"disk", LuaApi::disk},
+                          {"strftime", LuaApi::strftime},
+                          {"lost", LuaApi::lost},
+                          {"report", LuaApi::report}};
   for (const auto &f : api) {
     lua_pushcfunction(L_, f.func);
     lua_setglobal(L_, f.name);

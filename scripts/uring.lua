@@ -28,24 +28,73 @@ end
 fxt{ file = "uring.fxt" }
 local cat = "io_uring"
 
--- Each traced ring (created while tracing, or any with --all_rings): its
+-- Each traced ring (created while tracing, or any with --all_rings), in
+-- the slot its address hashes to (ctx: which ring holds the slot): its
 -- requests in flight, requests submitted and completed so far (an
 -- io_uring_enter tells how many of each happened while it ran), and its
 -- completion queue's head at the last enter (entered: there was one).
--- The processes that own rings.
-local rings = map{ name = "rings", key = "u64",
-                   value = { in_flight = "s64", submitted = "u64", completed = "u64",
+-- Arrays rather than hashes: the kernel inlines an array lookup, and every
+-- request looks its ring and itself up several times.
+local rings = map{ name = "rings", type = "array", key = "u32",
+                   value = { ctx = "u64", in_flight = "s64", submitted = "u64", completed = "u64",
                              cq_head = "u32", entered = "u8" }, size = 4096 }
+-- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
+-- program may compare and store a typed pointer, but only truncate it.
+local function low32(ptr)
+  return "mt_addr32((const void *)(__u64)(" .. ptr .. "))"
+end
+local function ring_slot(ctx)
+  return "(__u32)((" .. low32(ctx) .. " * 0x9E3779B97F4A7C15ULL) >> 52)"
+end
+-- C: the state of ring CTX, or NULL when it is not traced.
+local function ring_of(ctx)
+  return "({ __u64 __c = (__u64)(" .. ctx .. "); __auto_type __s = map_ptr(rings, " ..
+         ring_slot("__c") .. "); __c && __s && __s->ctx == __c ? __s : NULL; })"
+end
+-- C: claims ring CTX's slot with fresh state (a ring hashing to the same
+-- slot loses its own; with 4096 slots and a few rings, seldom).
+local function claim_ring(ctx)
+  return "({ __auto_type __s = map_ptr(rings, " .. ring_slot(ctx) .. "); if (__s) *__s = " ..
+         "map_val(rings, .ctx = (__u64)(" .. ctx .. ")); __s; })"
+end
+-- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
--- Every request of a traced ring, by (ring, request): whether sampling
--- keeps it (keep: 1 kept, 2 dropped, 0 completed; every later hop of a kept
--- request is drawn, and none of a dropped one), and for the summary its
--- opcode, its path (0 inline, 1 poll, 2 io-worker) and when it was
--- submitted. A completed request keeps its entry: the kernel reuses request
--- slots, and writing an entry in place costs far less than inserting it.
-local requests = map{ name = "requests", type = "lru_hash", key = { ring = "u64", req = "u64" },
-                      value = { keep = "u8", opcode = "u8", path = "u8", submitted = "u64" },
-                      size = 65536 }
+-- Every request of a traced ring, in one of the 4 entries of the bucket
+-- its address hashes to (req: which request holds the entry; a request
+-- address is unique while it is in flight): whether sampling keeps it
+-- (keep: 1 kept, 2 dropped, 0 completed: the entry is free; every later
+-- hop of a kept request is drawn, and none of a dropped one), and for the
+-- summary its opcode, its path (0 inline, 1 poll, 2 io-worker) and when it
+-- was submitted. Only a fifth request in flight in one bucket takes the
+-- entry of another (65536 entries).
+local requests = map{ name = "requests", type = "array", key = "u32",
+                      value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
+                                path = "u8" }, size = 65536 }
+local function request_bucket(req)
+  return "((__u32)((" .. low32(req) .. " * 0x9E3779B97F4A7C15ULL) >> 50) << 2)"
+end
+-- C: the entry of request REQ in flight, or NULL.
+local function request_of(req)
+  local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
+              "; __typeof__(requests.value) __f = NULL, __e; " }
+  for way = 0, 3 do
+    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && __e->req == __q && " ..
+                 "__e->keep) __f = __e; "):format(way)
+  end
+  t[#t + 1] = "__f; })"
+  return table.concat(t)
+end
+-- C: an entry for request REQ: its own, a free one, or else the bucket's first.
+local function new_request(req)
+  local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
+              "; __typeof__(requests.value) __f = NULL, __e; " }
+  for way = 0, 3 do
+    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && (__e->req == __q || " ..
+                 "!__e->keep)) __f = __e; "):format(way)
+  end
+  t[#t + 1] = "__f ? __f : map_ptr(requests, __b); })"
+  return table.concat(t)
+end
 local INLINE, POLL, IO_WORKER = 0, 1, 2
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- io_uring_enter calls and the requests they submitted, io-worker threads.
@@ -74,16 +123,56 @@ local op_names = { [0] = "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE
   "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV", "FIXED_FD_INSTALL", "FTRUNCATE", "BIND",
   "LISTEN", "RECV_ZC", "EPOLL_WAIT", "READV_FIXED", "WRITEV_FIXED", "PIPE" }
 local names = { op = op_names }
-local ring_traced = "(param.all_rings || map_has(rings, (__u64)args.ctx))"
+
+-- The events every request fires (submit, file_get, complete) are taken
+-- with tp_btf where the kernel passes what the trace needs, reading the
+-- request and completion in place: a classic tracepoint first builds its
+-- whole record (copying the opcode's name) for each. Elsewhere (Debian's
+-- 6.1 names submit io_uring_submit_sqe and passes completions' fields one
+-- by one) the tracepoints. The C each event's values are read with:
+local classic = { ctx = "args.ctx", req = "args.req", user_data = "args.user_data",
+                  opcode = "args.opcode", flags = "args.flags", sq_thread = "args.sq_thread",
+                  res = "args.res", cflags = "args.cflags", fd = "args.fd" }
+local function has(list, name)
+  for _, n in ipairs(list or {}) do
+    if n == name then return true end
+  end
+  return false
+end
+local submit_at = { "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }
+local complete_at, file_get_at = "tracepoint:io_uring:io_uring_complete", "tracepoint:io_uring:io_uring_file_get"
+local S, C, F = classic, classic, classic
+if has(arguments("tp_btf:io_uring_submit_req"), "req") and has(arguments("tp_btf:io_uring_complete"), "cqe") then
+  submit_at, complete_at = "tp_btf:io_uring_submit_req", "tp_btf:io_uring_complete"
+  S = { ctx = "args.req->ctx", req = "args.req", user_data = "args.req->cqe.user_data",
+        opcode = "args.req->opcode", flags = "(__u64)args.req->flags",
+        sq_thread = "(bool)(args.req->ctx->flags & 2 /* IORING_SETUP_SQPOLL */)" }
+  C = { ctx = "args.ctx", req = "args.req", user_data = "args.cqe->user_data", res = "args.cqe->res",
+        cflags = "args.cqe->flags" }
+  if has(arguments("tp_btf:io_uring_file_get"), "req") then
+    file_get_at = "tp_btf:io_uring_file_get"
+    F = { ctx = "args.req->ctx", req = "args.req", user_data = "args.req->cqe.user_data", fd = "args.fd" }
+  end
+end
+
+local ring_traced = "(param.all_rings || " .. ring_of("args.ctx") .. ")"
 -- `ring`, the traced ring's state, or the event is dropped.
-local ring_state = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) { " ..
-                   "if (!param.all_rings) return 0; map_set(rings, (__u64)args.ctx, " ..
-                   "map_val(rings, .in_flight = 0)); ring = map_ptr(rings, (__u64)args.ctx); " ..
-                   "if (!ring) return 0; }"
-local request = "map_key(requests, (__u64)args.ctx, (__u64)args.req)"
-local is_kept = "map_get(requests, " .. request .. ").keep == 1"
-local flow_id = "((__u64)args.req ^ ((__u64)args.ctx << 16))"
-local by_user_data_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
+local function ring_state(A)
+  return "__auto_type ring = " .. ring_of(A.ctx) .. "; if (!ring) { " ..
+         "if (!param.all_rings) return 0; ring = " .. claim_ring(A.ctx) .. "; if (!ring) return 0; }"
+end
+local function kept(req)
+  return "({ __auto_type __k = " .. request_of(req) .. "; __k && __k->keep == 1; })"
+end
+local is_kept = kept("args.req")
+-- A request's flow: its address and its ring's, 32 bits of each.
+local function flow_of(A)
+  return "(" .. low32(A.req) .. " | " .. low32(A.ctx) .. " << 32)"
+end
+local flow_id = flow_of(classic)
+local function by_user_data_key(A)
+  return "map_key(by_user_data, (__u64)" .. A.ctx .. ", " .. A.user_data .. ")"
+end
 -- Opcodes whose requests may complete more than once (IORING_CQE_F_MORE):
 -- multishot poll, accept, recv, recvmsg and read, timeouts, zero-copy
 -- sends' notifications, uring_cmd. Only those are found by user_data.
@@ -96,45 +185,47 @@ local function multishot(opcode)
 end
 -- Where a request is first seen (after ring_state): counted, kept (1) or
 -- dropped (2), remembered, and left undrawn when dropped.
-local decide = "__sync_fetch_and_add(&ring->submitted, 1); __sync_fetch_and_add(&ring->in_flight, 1); " ..
-               "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
-               "? 1 : 2; __auto_type val = map_val(requests, .keep = keep, .opcode = args.opcode, " ..
-               ".path = args.opcode == 6 /* POLL_ADD */ ? 1 : 0, .submitted = nsecs); " ..
-               "__auto_type old = map_ptr(requests, " .. request .. "); if (old) *old = val; " ..
-               "else map_set(requests, " .. request .. ", val); " ..
-               "if (keep != 1) return 0; if (" .. multishot("args.opcode") .. ") " ..
-               "map_set(by_user_data, " .. by_user_data_key .. ", (__u64)args.req);"
+local function decide(A)
+  return "__sync_fetch_and_add(&ring->submitted, 1); __sync_fetch_and_add(&ring->in_flight, 1); " ..
+         "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
+         "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
+         "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
+         ".opcode = opcode, .path = opcode == 6 /* POLL_ADD */ ? 1 : 0, .submitted = nsecs); " ..
+         "if (keep != 1) return 0; if (" .. multishot("opcode") .. ") " ..
+         "map_set(by_user_data, " .. by_user_data_key(A) .. ", (__u64)" .. A.req .. ");"
+end
 
 probe("tracepoint:io_uring:io_uring_create", {
-  action = "map_set(rings, (__u64)args.ctx, map_val(rings, .in_flight = 0)); " ..
-           "map_set(owners, pid, 1); " ..
+  action = claim_ring("args.ctx") .. "; map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
 })
 
 -- Submission decides whether the request is kept; the flow begins here.
-probe({ "tracepoint:io_uring:io_uring_submit_req", "tracepoint:io_uring:io_uring_submit_sqe" }, {
-  action = ring_state .. decide,
+probe(submit_at, {
+  action = ring_state(S) .. decide(S),
   draw = { kind = "slice", name = "submit", category = cat, names = names,
-           args = { "args.user_data", "args.opcode", op = "args.opcode", "args.flags", "args.sq_thread",
-                    ring = "args.ctx", req = "args.req" },
-           flow = { id = flow_id, point = "begin" } },
+           args = { user_data = S.user_data, opcode = S.opcode, op = S.opcode, flags = S.flags,
+                    sq_thread = S.sq_thread, ring = S.ctx, req = S.req },
+           flow = { id = flow_of(S), point = "begin" } },
 })
 
 -- A hop of a kept request: a short slice holding a flow step. A hop that
--- tells the request's path records it, kept or not.
-local function hop(event, fields, path)
-  fields.req = "args.req"
-  probe("tracepoint:io_uring:io_uring_" .. event, {
-    filter = not path and is_kept or nil,
-    action = path and "__auto_type r = map_ptr(requests, " .. request .. "); if (!r) return 0; " ..
+-- tells the request's path records it, kept or not. AT and A: the probe
+-- and how its values are read, when not the tracepoint.
+local function hop(event, fields, path, at, A)
+  A = A or classic
+  fields.req = A.req
+  probe(at or "tracepoint:io_uring:io_uring_" .. event, {
+    filter = not path and kept(A.req) or nil,
+    action = path and "__auto_type r = " .. request_of(A.req) .. "; if (!r) return 0; " ..
                       "r->path = " .. path .. "; if (r->keep != 1) return 0;",
     draw = { kind = "slice", name = event, category = cat, args = fields,
-             names = fields.op and names, flow = { id = flow_id, point = "step" } },
+             names = fields.op and names, flow = { id = flow_of(A), point = "step" } },
   })
 end
-hop("file_get", { "args.user_data", "args.fd" })
+hop("file_get", { user_data = F.user_data, fd = F.fd }, nil, file_get_at, F)
 hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.opcode" },
     IO_WORKER)
 hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.opcode" },
@@ -154,36 +245,35 @@ local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from requ
 -- Whether any link was seen: until then completions skip the chain maps.
 local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
 probe("tracepoint:io_uring:io_uring_link", {
-  filter = is_kept .. " && map_get(requests, map_key(requests, (__u64)args.ctx, " ..
-           "(__u64)args.target_req)).keep == 1",
+  filter = is_kept .. " && " .. kept("args.target_req"),
   action = "map_set(linked, 0, 1); map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
            "(__u64)args.req); map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);",
 })
 local next_key = "map_key(chain_next, (__u64)args.ctx, (__u64)args.req)"
 local prev_key = "map_key(chain_prev, (__u64)args.ctx, (__u64)args.req)"
-probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "map_get(linked, 0) && !(args.cflags & 2) && map_has(chain_next, " .. next_key .. ")",
+probe(complete_at, {
+  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & 2) && map_has(chain_next, " .. next_key .. ")",
   action = "__u64 next = map_get(chain_next, " .. next_key .. "); map_del(chain_next, " ..
            next_key .. ");",
-  draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { "args.user_data" },
-           flow = { id = "(next ^ ((__u64)args.ctx << 16) ^ " .. chain_salt .. ")",
+  draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { user_data = C.user_data },
+           flow = { id = "(" .. flow_of({ req = "next", ctx = "args.ctx" }) .. " ^ " .. chain_salt .. ")",
                     point = "begin" } },
 })
-probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "map_get(linked, 0) && !(args.cflags & 2) && map_has(chain_prev, " .. prev_key .. ")",
+probe(complete_at, {
+  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & 2) && map_has(chain_prev, " .. prev_key .. ")",
   action = "map_del(chain_prev, " .. prev_key .. ");",
-  draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { "args.user_data" },
+  draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
 })
 
 -- A cancelled link: the event names the failed head (req, user_data) and
 -- the cancelled request (link), which is the one whose flow it joins.
 probe("tracepoint:io_uring:io_uring_fail_link", {
-  filter = "map_get(requests, map_key(requests, (__u64)args.ctx, (__u64)args.link)).keep == 1",
+  filter = kept("args.link"),
   draw = { kind = "slice", name = "fail_link", category = cat, names = names,
            args = { "args.user_data", "args.opcode", req = "args.req", link = "args.link",
                     op = "args.opcode" },
-           flow = { id = "((__u64)args.link ^ ((__u64)args.ctx << 16))", point = "step" } },
+           flow = { id = flow_of({ req = "args.link", ctx = "args.ctx" }), point = "step" } },
 })
 
 -- A request the kernel rejects before submitting it: its flow begins here
@@ -196,8 +286,8 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
            flow = { id = flow_id, point = "step" } },
 })
 probe("tracepoint:io_uring:io_uring_req_failed", {
-  filter = "map_get(requests, " .. request .. ").keep == 0",
-  action = ring_state .. decide,
+  filter = "!" .. request_of("args.req"),
+  action = ring_state(classic) .. decide(classic),
   draw = { kind = "slice", name = "req_failed", category = cat, args = failed_args, names = names,
            flow = { id = flow_id, point = "begin" } },
 })
@@ -206,27 +296,29 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 -- one of a request ends it, counted for the summary, and its flow, unless
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
 -- found by user_data when the kernel gives no request pointer.
-probe("tracepoint:io_uring:io_uring_complete", {
-  action = "__auto_type ring = map_ptr(rings, (__u64)args.ctx); if (!ring) return 0; " ..
-           "__sync_fetch_and_add(&ring->completed, 1); if (args.cflags & 2) return 0; " ..
-           "__auto_type r = map_ptr(requests, " .. request .. "); if (!r || !r->keep) return 0; " ..
+probe(complete_at, {
+  action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
+           "__sync_fetch_and_add(&ring->completed, 1); if (" .. C.cflags .. " & 2) return 0; " ..
+           "__auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
-           "map_add(latencies, map_key(latencies, r_opcode, path, " ..
-           "mt_log_linear_slot(nsecs - r->submitted)), 1); " ..
+           -- Per CPU: no atomic add; inserted the first time only.
+           "__auto_type slot = map_key(latencies, r_opcode, path, " ..
+           "mt_log_linear_slot(nsecs - r->submitted)); __auto_type count = map_ptr(latencies, slot); " ..
+           "if (count) *count += 1; else map_set(latencies, slot, 1); " ..
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
            "__sync_fetch_and_add(&ring->in_flight, -1); " ..
-           "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key .. "); " ..
+           "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat,
-           args = { "args.user_data", "args.res", "args.cflags", req = "args.req" },
+           args = { user_data = C.user_data, res = C.res, cflags = C.cflags, req = "args.req" },
            flow = { id = flow_id, point = "end" } },
 })
-local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key .. "))"
-probe("tracepoint:io_uring:io_uring_complete", {
-  filter = "(args.cflags & 2) && map_has(by_user_data, " .. by_user_data_key .. ")",
+local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key(C) .. "))"
+probe(complete_at, {
+  filter = "(" .. C.cflags .. " & 2) && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
   draw = { kind = "slice", name = "complete", category = cat,
-           args = { "args.user_data", "args.res", "args.cflags" },
-           flow = { id = "(" .. more_req .. " ^ ((__u64)args.ctx << 16))", point = "step" } },
+           args = { user_data = C.user_data, res = C.res, cflags = C.cflags },
+           flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
 
 -- Ring events without a request.
@@ -296,7 +388,7 @@ local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "fl
 enter.stop_filter = nil  -- a call has a stop only where its start was kept
 local read_entry, queues_at_entry = queues("ring")
 enter.start_action = "__u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd)); " ..
-                     "__auto_type state = map_ptr(rings, ring); " ..
+                     "__auto_type state = " .. ring_of("ring") .. "; " ..
                      "if (!state && !param.all_rings) return 0; " ..
                      read_entry .. "__u32 reaped = 0; if (state) { " ..
                      "reaped = state->entered ? cq_head - state->cq_head : 0; " ..
@@ -308,7 +400,7 @@ enter.start_draw = {
 }
 local read_exit, queues_at_exit = queues("start.ring")
 -- Requests per enter, for the summary.
-enter.stop_action = "__auto_type state = map_ptr(rings, start.ring); " .. read_exit ..
+enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
                     "if (args.ret >= 0) { map_add(enters, 0, 1); map_add(enters, 1, args.ret); }"
 table.insert(enter.draw, queues_at_exit)
 latency(enter)

@@ -295,7 +295,7 @@ TEST(AggregationCodegen, LatencyPairHasAnLruMapOfStartTimes) {
 
 // The start comes after the filter and the start's action (which may drop
 // the event, and declare locals the carried values name), at the probe's
-// one clock read.
+// one clock read, which the filter passed first.
 TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
   Declaration d = full_declaration();
   d.probes[1].action = {"__u64 seen = 1;", d.probes[1].where};
@@ -310,8 +310,8 @@ TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
   size_t carry = start.find("  __sv.op = (\n");
   size_t record = start.find("mt_latency_start(&mt_lat_0, &__sk, &__sv, sizeof(__sv), __now, 0);");
   ASSERT_NE(record, std::string::npos) << start;
-  EXPECT_LT(now, filter);
-  EXPECT_LT(filter, action);
+  EXPECT_LT(filter, now);
+  EXPECT_LT(now, action);
   EXPECT_LT(action, carry);
   EXPECT_LT(carry, record);
   EXPECT_FALSE(has(start, "mt_latency_stop"));

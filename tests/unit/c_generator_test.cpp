@@ -109,6 +109,42 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
             std::string::npos);
 }
 
+// A drawn probe reads the clock once its filter passed: of the probes
+// sharing a tracepoint, those that filter the event out pay no clock read.
+TEST(CGenerator, DrawnProbeReadsTheClockAfterItsFilter) {
+  Declaration d = testing::complete_declaration("args.res > 0", "args.res");
+  d.probes[0].draws.push_back(DrawDecl{});
+  testing::FakeKernel kernel;
+  GeneratedProgram p = testing::generate_on(d, kernel);
+  size_t filter = p.source.find("args.res > 0");
+  size_t clock = p.source.find("__u64 __now = bpf_ktime_get_ns();");
+  ASSERT_NE(clock, std::string::npos) << p.source;
+  EXPECT_LT(filter, clock) << p.source;
+  // A filter on the time reads it first.
+  d.probes[0].predicate.text = "nsecs > 0";
+  p = testing::generate_on(d, kernel);
+  EXPECT_LT(p.source.find("__u64 nsecs = __now;"), p.source.find("nsecs > 0")) << p.source;
+}
+
+// tp_btf probes on one event share a program as classic tracepoints do.
+TEST(CGenerator, TpBtfProbesOnOneEventShareAProgram) {
+  if (!KernelBtf::get())
+    GTEST_SKIP() << "no kernel BTF";
+  Declaration d = testing::complete_declaration("1", "(__u64)args.req");
+  d.probes[0].alternatives = {"tp_btf:io_uring_complete"};
+  d.probes.push_back(d.probes[0]);
+  d.probes[1].id = 1;
+  struct BtfKernel : testing::FakeKernel {
+    const KernelBtf *btf() override { return KernelBtf::get(); }
+  } kernel;
+  GeneratedProgram p = testing::generate_on(d, kernel);
+  ASSERT_EQ(p.probes.size(), 2u);
+  EXPECT_EQ(p.probes[0].attached_program, "mt_shared_0");
+  EXPECT_EQ(p.probes[1].attached_program, "mt_shared_0");
+  EXPECT_TRUE(has(p, "SEC(\"tp_btf/io_uring_complete\")\nint mt_shared_0(void *__ctx) {"))
+      << p.source;
+}
+
 TEST(ProbeResolver, SuggestsNearestNames) {
   Declaration d = testing::complete_declaration("1", "1");
   d.probes[0].alternatives = {"tracepoint:io_uring:io_uring_compleet"};

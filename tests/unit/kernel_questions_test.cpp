@@ -116,6 +116,21 @@ assert(why == "fentry:vfs_x: refused; kprobe:nothing: no such function in the BT
   EXPECT_EQ(l.script.notes()[2].rfind("t.lua:4: available: none (skipped fentry:vfs_x", 0), 0u);
 }
 
+// arguments() names what args.NAME gives in the first alternative the
+// kernel has, so a script can word its expressions for the kernel's version.
+TEST(KernelQuestions, ArgumentsNameTheFirstAvailableAlternativesArguments) {
+  ModuleKernel kernel;
+  Asking l(R"(local a = arguments({ "fentry:vfs_x", "kprobe:extfs_open" })
+assert(#a == 2 and a[1] == "inode" and a[2] == "flags", table.concat(a, ","))
+local t = arguments("tracepoint:io_uring:io_uring_complete")
+assert(t[1] == "ctx" and t[4] == "res" and #t == 8, table.concat(t, ","))
+local none, why = arguments({ "kprobe:nothing" })
+assert(none == nil and why:find("kprobe:nothing: no such function", 1, true), why)
+)",
+           kernel);
+  EXPECT_NO_THROW(l.script.declare());
+}
+
 TEST(KernelQuestions, AvailableRefusesMalformedNamesAtTheScriptLine) {
   ModuleKernel kernel;
   Asking l("\navailable('kprobe')\n", kernel);
