@@ -73,27 +73,25 @@ local requests = map{ name = "requests", type = "array", key = "u32",
 local function request_bucket(req)
   return "((__u32)((" .. low32(req) .. " * 0x9E3779B97F4A7C15ULL) >> 50) << 2)"
 end
--- C: the entry of request REQ in flight, or NULL.
-local function request_of(req)
+-- C: the first of the 4 entries of REQ's bucket (__e, REQ as __q) for which
+-- MATCH holds, else FALLBACK.
+local function bucket_entry(req, match, fallback)
   local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
               "; __typeof__(requests.value) __f = NULL, __e; " }
   for way = 0, 3 do
-    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && __e->req == __q && " ..
-                 "__e->keep) __f = __e; "):format(way)
+    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && (%s)) __f = __e; "):format(
+      way, match)
   end
-  t[#t + 1] = "__f; })"
+  t[#t + 1] = "__f ? __f : " .. fallback .. "; })"
   return table.concat(t)
+end
+-- C: the entry of request REQ in flight, or NULL.
+local function request_of(req)
+  return bucket_entry(req, "__e->req == __q && __e->keep", "NULL")
 end
 -- C: an entry for request REQ: its own, a free one, or else the bucket's first.
 local function new_request(req)
-  local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
-              "; __typeof__(requests.value) __f = NULL, __e; " }
-  for way = 0, 3 do
-    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && (__e->req == __q || " ..
-                 "!__e->keep)) __f = __e; "):format(way)
-  end
-  t[#t + 1] = "__f ? __f : map_ptr(requests, __b); })"
-  return table.concat(t)
+  return bucket_entry(req, "__e->req == __q || !__e->keep", "map_ptr(requests, __b)")
 end
 local INLINE, POLL, IO_WORKER = 0, 1, 2
 -- For the summary: requests by (opcode, path, log-linear latency slot),
