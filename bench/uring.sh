@@ -69,6 +69,10 @@ for v in ${variants//,/ }; do
   [[ $v =~ ^(untraced|mt_floor|mt_floor_btf|bt_floor|mt|mt_gz|perf|bt)$ ]] ||
     die "VARIANTS: unknown '$v' (untraced, mt_floor, mt_floor_btf, bt_floor, mt, mt_gz, perf, bt)"
 done
+if [[ ,$workloads, == *,storm30,* ]]; then
+  "$storm" 1s "$batch" 2>&1 | grep -q 'NOPs in' ||
+    die "$storm does not take SECONDSs (rebuild it: cmake --build build --target nop_storm)"
+fi
 [[ $sink_bench == none || -x $sink_bench ]] ||
   die "no fxt_sink_bench at $sink_bench (build it: cmake --build build --target fxt_sink_bench; or SINK_BENCH=none)"
 
@@ -538,8 +542,12 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
         res["failed"] = f"the workload failed ({os.waitstatus_to_exitcode(status)})"
         log(f"{label}: {res['failed']}")
     else:
-        res["requests"], res["rate"] = (w["result"](wout, seconds) if count is None
-                                        else (count, count / seconds))
+        try:
+            res["requests"], res["rate"] = (w["result"](wout, seconds) if count is None
+                                            else (count, count / seconds))
+        except (OSError, ValueError, KeyError, AttributeError) as e:
+            res["failed"] = f"the workload's result could not be read ({e!r})"
+            log(f"{label}: {res['failed']}")
     if not tracer:
         return res
     res["rss_series"] = sampler.samples
@@ -821,7 +829,7 @@ for w in short:
     print("|---|---:|---:|---:|" + "---:|" * len(floors))
     for key in s:
         rates = [r["rate"] for r in ok[key]]
-        cells = [LABELS[key] + failures(s[key]), fmt(med([r["load"] for r in s[key]]), ".2f"),
+        cells = [LABELS[key] + failures(s[key]), fmt(med([r["load"] for r in s[key] if r.get("load")]), ".2f"),
                  f"{rate[key]:,.0f} ({min(rates):,.0f}-{max(rates):,.0f})" if rates else "n/a"]
         if key != "untraced":
             cells.append(fmt(added[key], ",.0f"))

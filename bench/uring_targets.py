@@ -38,10 +38,6 @@ def verdict(median_ok, worst_ok=None):
     return "**met**"
 
 
-def num(x, spec=",.0f"):
-    return "n/a" if x is None else format(x, spec)
-
-
 class Targets:
     def __init__(self, samples, labels, moontrace_variants, hits=None, sink=None,
                  sweep_best=None, long_label="NOP storm at full speed for 30 s"):
@@ -69,6 +65,16 @@ class Targets:
             return None, None
         return self.added(w, v, med(rates)), self.added(w, v, min(rates))
 
+    def unmeasured(self, target, *needs):
+        """The row of a target some of whose runs (workload, variant) are
+        missing: left out by a filter (not measured), or all failed (missed)."""
+        for w, v in needs:
+            runs = self.s.get(w, {}).get(v)
+            if runs and not good(runs):
+                why = next((r["failed"] for r in runs if r.get("failed")), "no rate")
+                return [target, f"every run of {w} {v} failed: {why[:100]}", "n/a", "**missed**"]
+        return [target, "n/a", "n/a", verdict(None)]
+
     def slowest(self, w):
         """Which run the worst is: the slowest of how many (and how many failed)."""
         all_, ok = self.s.get(w, {}).get("mt", []), self.runs(w, "mt")
@@ -83,7 +89,7 @@ class Targets:
         target = (f"{self.labels[w]}: ns added per request ≤ {FLOOR_TIMES}× the floor "
                   "(empty classic-tracepoint programs)")
         if mt is None or not floor or floor <= 0:
-            return [target, "n/a", "n/a", verdict(None)]
+            return self.unmeasured(target, (w, "mt"), (w, "mt_floor"), (w, "untraced"))
         x, xw = mt / floor, mt_worst / floor
         fig = f"{x:.2f}× ({mt:,.0f} ns; floor {floor:,.0f} ns)"
         if btf and btf > 0:
@@ -96,7 +102,7 @@ class Targets:
         perf, _ = self.cost(w, "perf")
         target = f"{self.labels[w]}: ns added per request less than `perf record`'s"
         if mt is None or perf is None:
-            return [target, "n/a", "n/a", verdict(None)]
+            return self.unmeasured(target, (w, "mt"), (w, "perf"), (w, "untraced"))
         fig = f"{mt:,.0f} against {perf:,.0f} ns ({mt / perf:.2f}×)" if perf > 0 else \
             f"{mt:,.0f} against {perf:,.0f} ns"
         worst = f"{mt_worst:,.0f} against {perf:,.0f} ns" + \
@@ -107,7 +113,7 @@ class Targets:
         runs = self.runs(w, "mt")
         target = f"zero lost records at full sampling, {what}"
         if not runs:
-            return [target, "n/a", "n/a", verdict(None)]
+            return self.unmeasured(target, (w, "mt"))
         lost = [r.get("lost") for r in runs]
         known = [x for x in lost if x is not None]
         unknown = len(lost) - len(known)
@@ -151,20 +157,19 @@ class Targets:
         if runs:
             return [target, "the storm lost records at full speed, and no lossless rate was "
                     "searched (SWEEP=0) or found", "n/a", "**missed**"]
-        return [target, "n/a", "n/a", verdict(None)]
+        return self.unmeasured(target, ("nop", "mt"))
 
     def rss_row(self, w):
         target = f"tracer peak RSS < {RSS_MB} MB, {self.labels[w]}"
         mt = [r.get("rss_mb") for r in self.runs(w, "mt")]
         every = [(r["rss_mb"], label) for v, label in self.mt_variants.items()
                  for r in self.runs(w, v) if r.get("rss_mb") is not None]
-        if med(mt) is None and not every:
-            return [target, "n/a", "n/a", verdict(None)]
-        fig = f"{num(med(mt), '.1f')} MB (`moontrace uring`)"
+        if med(mt) is None:
+            return self.unmeasured(target, (w, "mt"))
         peak, which = max(every)
         worst = f"{peak:.1f} MB ({which}; the highest of {len(every)} moontrace runs)"
-        return [target, fig, worst, verdict(
-            med(mt) < RSS_MB if med(mt) is not None else peak < RSS_MB, peak < RSS_MB)]
+        return [target, f"{med(mt):.1f} MB (`moontrace uring`)", worst,
+                verdict(med(mt) < RSS_MB, peak < RSS_MB)]
 
     def bytes_row(self, v, limit, what):
         target = f"bytes per fio request ≤ {limit}, {what}"
@@ -172,8 +177,9 @@ class Targets:
         whole = [r["bytes"] / r["requests"] for r in runs
                  if r.get("lost") == 0 and r.get("bytes") and r.get("requests")]
         if not whole:
-            return [target, "n/a" if not runs else "n/a (every run lost records)", "n/a",
-                    verdict(None)]
+            if runs:  # a lossy trace's bytes per request would flatter it
+                return [target, "not judged: every run lost records", "n/a", "not measured"]
+            return self.unmeasured(target, ("fio", v))
         left = len(runs) - len(whole)
         worst = f"{max(whole):,.0f}" + (f" ({left} run(s) that lost records left out)" if left
                                         else "")
