@@ -108,7 +108,7 @@ chosen_workloads, chosen_variants = sys.argv[15].split(","), sys.argv[16].split(
 sink_bench = sys.argv[17]
 empty = os.path.join(here, "uring_empty.lua")
 sys.path.insert(0, here)
-from bpf_prog_stats import enable_stats, programs_of
+from bpf_prog_stats import enable_stats, hold_programs, read_held
 from uring_targets import Targets
 online = sorted(os.sched_getaffinity(0))
 cpu_work, cpu_tracer = online[-1], online[0]
@@ -120,10 +120,17 @@ def log(msg):
     print(f"uring.sh: {msg}", file=sys.stderr, flush=True)
 
 
-def settle():
+def settle(tracer):
     """moontrace exits at once and leaves closing its probes (an RCU grace
-    period each) to a child: wait for it, so runs do not overlap."""
-    while subprocess.run(["pgrep", "-x", "moontrace"], stdout=subprocess.DEVNULL).returncode == 0:
+    period each) to a child: wait for it, so runs do not overlap. The
+    tracer leads a session of its own, which that child stays in, so other
+    people's moontrace processes on a shared machine are not waited for."""
+    deadline = time.monotonic() + 30
+    while subprocess.run(["pgrep", "-s", str(tracer.pid)],
+                         stdout=subprocess.DEVNULL).returncode == 0:
+        if time.monotonic() > deadline:
+            log(f"processes of tracer {tracer.pid}'s session still there after 30 s")
+            return
         time.sleep(0.05)
 
 
@@ -502,7 +509,7 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
         if stats:
             cmd.insert(1, "-v")
             stack.enter_context(enable_stats())
-        tracer = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+        tracer = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   preexec_fn=lambda: os.sched_setaffinity(0, {cpu_tracer}))
         ready = threading.Event()
@@ -519,11 +526,14 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
             for t in threads:
                 t.join()
             stack.close()
-            settle()
+            settle(tracer)
             why = "\n".join(out + err)
             log(f"{label}: tracer did not attach:\n{why}")
             return dict(rate=None, failed=f"did not attach: {why[-300:]}", hung=False)
     load = load1()
+    # Held from now: moontrace may unload its programs as soon as its
+    # target exits, before they could be read.
+    held = hold_programs(tracer.pid) if stats and tracer else []
     cpu_before = cpu_seconds(tracer.pid) if tracer else 0
     sched_before = sched(tracer.pid) if tracer else (0, 0)
     sampler = RssSampler(tracer.pid) if tracer else None
@@ -551,10 +561,10 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
     if not tracer:
         return res
     res["rss_series"] = sampler.samples
+    if stats:
+        res["progs"] = read_held(held)
+        stack.close()
     if running(tracer):  # perf stops by itself when its target exits
-        if stats:
-            res["progs"] = programs_of(tracer.pid)
-            stack.close()
         try:
             res["rss_parts"] = rss_parts(tracer.pid)
             switches, waited = sched(tracer.pid)
@@ -570,7 +580,7 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
     usage, rc = reap(tracer, label)
     for t in threads:
         t.join()
-    settle()
+    settle(tracer)
     text = "\n".join(out + err)
     res["attached"] = re.findall(r"(?m)^moontrace: attached (\S+)$", text)
     res["hung"] = usage is None
@@ -624,12 +634,19 @@ def hits_per_request(wkey):
                         "taskset", "-c", str(cpu_work)] + w["argv"](wout),
                        capture_output=True, text=True)
     seconds = time.perf_counter() - t0
-    requests, _ = w["result"](wout, seconds)
+    try:
+        requests, _ = w["result"](wout, seconds)
+    except (OSError, ValueError, KeyError, AttributeError) as e:
+        log(f"{wkey}: perf stat's run gave no result ({e!r}): {r.stderr[-500:]}")
+        return {}
     hits = {}
     for line in r.stderr.splitlines():
         f = line.split(",")
         if len(f) > 2 and f[0].isdigit() and int(f[0]):
             hits[f[2].split(":", 1)[1]] = int(f[0]) / requests
+    if not hits:
+        log(f"{wkey}: perf stat counted no tracepoint hits (exit {r.returncode}): "
+            f"{r.stderr[-500:]}")
     return hits
 
 

@@ -145,8 +145,12 @@ class Targets:
             fig = (f"{med(per_s) / 1e6:.2f} M events/s, the NOP storm at full speed without "
                    f"loss ({med(reqs) / 1e6:.2f} M requests/s{also(med(reqs))})")
             worst = f"{min(per_s) / 1e6:.2f} M events/s ({min(reqs) / 1e6:.2f} M requests/s)"
-            return [target, fig, worst, verdict(med(per_s) >= LOSSLESS_EVENTS_PER_S,
-                                                min(per_s) >= LOSSLESS_EVENTS_PER_S)]
+            long_lost = [r["lost"] for r in self.runs("storm30", "mt") if r.get("lost")]
+            if long_lost:  # a short storm may end before the tracer falls behind
+                fig += f"; but the {self.long_label} lost up to {max(long_lost):,} records"
+            return [target, fig, worst, verdict(
+                med(per_s) >= LOSSLESS_EVENTS_PER_S and not long_lost,
+                min(per_s) >= LOSSLESS_EVENTS_PER_S and not long_lost)]
         b = self.sweep_best
         if b:
             per_s = b["events"] / b["seconds"]
