@@ -613,6 +613,8 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
         res["lost_by_probe"] = re.findall(r"lost (\d+) from (\S+)", text)
     elif tool == "perf":
         res["events"], res["lost"] = perf_counts(path)
+        if res["events"] is None:  # it traced nothing: its rate is no measure of its cost
+            res["failed"] = "perf record wrote no samples"
     elif tool == "bpftrace":
         with open(path, "rb") as f:
             data = f.read()
@@ -834,7 +836,7 @@ def tracer_cells(rs, writes):
 
 for w in short:
     s = samples[w]
-    ok = {v: [r for r in s[v] if r.get("rate")] for v in s}
+    ok = {v: [r for r in s[v] if r.get("rate") and not r.get("failed")] for v in s}
     rate = {v: med([r["rate"] for r in ok[v]]) for v in s}
     base = rate.get("untraced")
     added = {v: 1e9 / rate[v] - 1e9 / base if rate[v] and base else None for v in s}
