@@ -6,6 +6,9 @@ accounting (BPF_ENABLE_STATS: run_cnt and run_time_ns per program).
     with enable_stats():          # accounting on while inside (costs ~2 clock reads a run)
         ...                       # run the traced workload
         progs = programs_of(pid)  # [{"id", "name", "run_cnt", "run_time_ns"}]
+    # or, for a process that may close its programs first (exit):
+    held = hold_programs(pid)     # before the workload; then, after it:
+    progs = read_held(held)
 
 As a command, `bpf_prog_stats.py PID` prints the programs of PID (their
 counts only grow while some process has stats enabled). x86-64 only."""
@@ -36,23 +39,48 @@ def enable_stats():
         os.close(fd)
 
 
+def _info_of_fd(prog_id, fd):
+    info = ctypes.create_string_buffer(INFO_LEN)
+    attr = struct.pack("<IIQ", fd, INFO_LEN, ctypes.addressof(info))
+    _bpf(BPF_OBJ_GET_INFO_BY_FD, attr)
+    raw = info.raw
+    name = raw[64:80].split(b"\0", 1)[0].decode()
+    run_time_ns, run_cnt = struct.unpack_from("<QQ", raw, 192)
+    return {"id": prog_id, "name": name, "run_cnt": run_cnt, "run_time_ns": run_time_ns}
+
+
 def _info(prog_id):
     fd = _bpf(BPF_PROG_GET_FD_BY_ID, struct.pack("<I", prog_id))
     try:
-        info = ctypes.create_string_buffer(INFO_LEN)
-        attr = struct.pack("<IIQ", fd, INFO_LEN, ctypes.addressof(info))
-        _bpf(BPF_OBJ_GET_INFO_BY_FD, attr)
-        raw = info.raw
-        name = raw[64:80].split(b"\0", 1)[0].decode()
-        run_time_ns, run_cnt = struct.unpack_from("<QQ", raw, 192)
-        return {"id": prog_id, "name": name, "run_cnt": run_cnt, "run_time_ns": run_time_ns}
+        return _info_of_fd(prog_id, fd)
     finally:
         os.close(fd)
 
 
-def programs_of(pid):
-    """The BPF programs process pid holds an fd of, in fd order."""
-    progs, seen = [], set()
+def hold_programs(pid):
+    """Fds of our own on the BPF programs process pid holds, in fd order,
+    so that their accounting can still be read after pid has closed them
+    (a tracer that stops by itself when its target exits): [(id, fd)]."""
+    held = []
+    for prog_id in _program_ids(pid):
+        try:
+            held.append((prog_id, _bpf(BPF_PROG_GET_FD_BY_ID, struct.pack("<I", prog_id))))
+        except OSError:
+            pass  # unloaded meanwhile
+    return held
+
+
+def read_held(held):
+    """The accounting of programs from hold_programs, whose fds it closes."""
+    try:
+        return [_info_of_fd(prog_id, fd) for prog_id, fd in held]
+    finally:
+        for _, fd in held:
+            os.close(fd)
+
+
+def _program_ids(pid):
+    ids = []
     fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
     for fd in fds:
         try:
@@ -63,9 +91,19 @@ def programs_of(pid):
         for line in text.splitlines():
             if line.startswith("prog_id:"):
                 prog_id = int(line.split()[1])
-                if prog_id not in seen:
-                    seen.add(prog_id)
-                    progs.append(_info(prog_id))
+                if prog_id not in ids:
+                    ids.append(prog_id)
+    return ids
+
+
+def programs_of(pid):
+    """The BPF programs process pid holds an fd of, in fd order."""
+    progs = []
+    for prog_id in _program_ids(pid):
+        try:
+            progs.append(_info(prog_id))
+        except OSError:
+            pass  # unloaded meanwhile
     return progs
 
 

@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# Tracing io_uring (issue 5, points 7 and 8): what `moontrace uring` costs
-# a workload, against an empty BPF program on the same tracepoints (the
-# floor), perf record and bpftrace, on two workloads:
+# Tracing io_uring (issues 5 and 13): what `moontrace uring` costs a
+# workload, against empty BPF programs on the same tracepoints (the floors:
+# classic tracepoints, and tp_btf on the io_uring ones), perf record and
+# bpftrace, on three workloads:
 #   fio: io_uring 4k random reads of a file in the page cache, QD 32;
-#   nop: build/tests/nop_storm N BATCH (io_uring NOPs, user_data 1..N).
+#   nop: build/tests/nop_storm N BATCH (io_uring NOPs, user_data 1..N);
+#   storm30: nop_storm at full speed for LONG_SECS (30) seconds, traced by
+#     `moontrace uring` only (trace to /dev/null: at full speed it is
+#     gigabytes), for its loss and its tracer's peak memory.
 # moontrace also writes its trace gzipped (-o FILE.gz), as a variant of its
 # own. For each tracer: throughput, ns added per request, lost events, output
 # size and bytes per event, peak RSS and CPU of the tracer; then the
-# highest rate moontrace writes with zero loss. Prints a markdown report.
+# highest rate moontrace writes with zero loss, and build/bench/fxt_sink_bench.
+# Prints a markdown report that ends with one table: each target of issue 13
+# against the median and the worst run, met or missed.
 #
 #   sudo bench/uring.sh [MOONTRACE]        (default: build/moontrace)
 #   sudo RUNS=5 N=4000000 FIO_SECS=3 bench/uring.sh
+#   sudo RUNS=1 SWEEP=0 WORKLOADS=nop VARIANTS=untraced,mt_floor,mt bench/uring.sh
 #
 # RUNS (3) runs of each variant, interleaved; N (2000000) NOPs in batches of
 # BATCH (32); FIO_SECS (2) seconds of fio on a FIO_SIZE (256m) file in
 # FIO_DIR (/var/tmp: a disk file system); traces go to OUT_DIR (/dev/shm, a
-# tmpfs). SWEEP=0 skips the zero-loss search. MOONTRACE_BUFFER_KB is passed
-# on to moontrace. The workload runs on the last CPU, tracers on CPU 0.
-# Needs root, python3, fio, perf (linux-perf) and Debian's bpftrace.
+# tmpfs). LONG_RUNS (1) runs of LONG_SECS (30) seconds for storm30.
+# WORKLOADS (fio,nop,storm30) and VARIANTS (untraced,mt_floor,mt_floor_btf,
+# bt_floor,mt,mt_gz,perf,bt) run only those (comma-separated); what a target
+# needs and was left out is "not measured" in the final table. SWEEP=0 skips
+# the zero-loss search, STATS=0 the runs with the kernel's BPF accounting,
+# SINK_BENCH=none fxt_sink_bench (default: bench/fxt_sink_bench next to
+# MOONTRACE). MOONTRACE_BUFFER_KB is passed on to moontrace. The workload
+# runs on the last CPU, tracers on CPU 0. The default run takes about 9
+# minutes. Needs root, python3, fio, perf (linux-perf) and Debian's bpftrace.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,6 +44,12 @@ fio_size=${FIO_SIZE:-256m}
 fio_dir=${FIO_DIR:-/var/tmp}
 out_dir=${OUT_DIR:-/dev/shm}
 sweep=${SWEEP:-1}
+stats=${STATS:-1}
+long_runs=${LONG_RUNS:-1}
+long_secs=${LONG_SECS:-30}
+workloads=${WORKLOADS:-fio,nop,storm30}
+variants=${VARIANTS:-untraced,mt_floor,mt_floor_btf,bt_floor,mt,mt_gz,perf,bt}
+sink_bench=${SINK_BENCH:-$(dirname "$mt")/bench/fxt_sink_bench}
 
 die() { echo "uring.sh: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "run as root (attaching BPF programs needs it)"
@@ -39,10 +58,23 @@ die() { echo "uring.sh: $*" >&2; exit 1; }
 for tool in bpftrace perf fio python3; do
   command -v $tool >/dev/null || die "$tool not found (./setup.sh installs it)"
 done
-for v in runs n batch fio_secs; do
+for v in runs n batch fio_secs long_runs long_secs; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "${v^^} must be a positive integer"
 done
 [[ -d $fio_dir && -d $out_dir ]] || die "FIO_DIR ($fio_dir) and OUT_DIR ($out_dir) must exist"
+for w in ${workloads//,/ }; do
+  [[ $w =~ ^(fio|nop|storm30)$ ]] || die "WORKLOADS: unknown '$w' (fio, nop, storm30)"
+done
+for v in ${variants//,/ }; do
+  [[ $v =~ ^(untraced|mt_floor|mt_floor_btf|bt_floor|mt|mt_gz|perf|bt)$ ]] ||
+    die "VARIANTS: unknown '$v' (untraced, mt_floor, mt_floor_btf, bt_floor, mt, mt_gz, perf, bt)"
+done
+if [[ ,$workloads, == *,storm30,* ]]; then
+  "$storm" 1s "$batch" 2>&1 | grep -q 'NOPs in' ||
+    die "$storm does not take SECONDSs (rebuild it: cmake --build build --target nop_storm)"
+fi
+[[ $sink_bench == none || -x $sink_bench ]] ||
+  die "no fxt_sink_bench at $sink_bench (build it: cmake --build build --target fxt_sink_bench; or SINK_BENCH=none)"
 
 mt=$(realpath "$mt")
 storm=$(realpath "$storm")
@@ -52,11 +84,11 @@ trap 'rm -rf "$tmp" "$fio_file"' EXIT
 
 source "$here/machine.sh"
 cat <<EOF
-## Tracing io_uring (issue 5)
+## Tracing io_uring (issue 13)
 
 $(machine_line "$mt")
 $(perf --version 2>&1 | head -1); $(fio --version 2>&1 | head -1);
-$runs runs of every variant, interleaved; workload on CPU $(($(nproc) - 1)), tracers on CPU 0;
+$runs runs of every variant, interleaved (workloads $workloads; variants $variants); workload on CPU $(($(nproc) - 1)), tracers on CPU 0;
 traces in $(df --output=fstype "$out_dir" | tail -1) ($out_dir), fio's file on $(df --output=fstype "$fio_dir" | tail -1) ($fio_dir);
 MOONTRACE_BUFFER_KB=${MOONTRACE_BUFFER_KB:-default (4096)}; $(date +%F);
 load average before: $(cut -d' ' -f1-3 /proc/loadavg).
@@ -64,15 +96,20 @@ load average before: $(cut -d' ' -f1-3 /proc/loadavg).
 EOF
 
 MOONTRACE_CACHE=$tmp/cache python3 - "$mt" "$storm" "$here" "$tmp" "$fio_file" "$runs" "$n" \
-  "$batch" "$fio_secs" "$fio_size" "$sweep" <<'PY'
+  "$batch" "$fio_secs" "$fio_size" "$sweep" "$stats" "$long_runs" "$long_secs" "$workloads" \
+  "$variants" "$sink_bench" <<'PY'
 import contextlib, json, os, re, select, signal, statistics, subprocess, sys, threading, time
 
 mt, storm, here, tmp, fio_file = sys.argv[1:6]
 runs, n, batch, fio_secs = (int(a) for a in sys.argv[6:10])
-fio_size, sweep = sys.argv[10], sys.argv[11] == "1"
+fio_size, sweep, stats = sys.argv[10], sys.argv[11] == "1", sys.argv[12] == "1"
+long_runs, long_secs = int(sys.argv[13]), int(sys.argv[14])
+chosen_workloads, chosen_variants = sys.argv[15].split(","), sys.argv[16].split(",")
+sink_bench = sys.argv[17]
 empty = os.path.join(here, "uring_empty.lua")
 sys.path.insert(0, here)
-from bpf_prog_stats import enable_stats, programs_of
+from bpf_prog_stats import enable_stats, hold_programs, read_held
+from uring_targets import Targets
 online = sorted(os.sched_getaffinity(0))
 cpu_work, cpu_tracer = online[-1], online[0]
 IO_TPS = "io_uring:*"
@@ -83,10 +120,17 @@ def log(msg):
     print(f"uring.sh: {msg}", file=sys.stderr, flush=True)
 
 
-def settle():
+def settle(tracer):
     """moontrace exits at once and leaves closing its probes (an RCU grace
-    period each) to a child: wait for it, so runs do not overlap."""
-    while subprocess.run(["pgrep", "-x", "moontrace"], stdout=subprocess.DEVNULL).returncode == 0:
+    period each) to a child: wait for it, so runs do not overlap. The
+    tracer leads a session of its own, which that child stays in, so other
+    people's moontrace processes on a shared machine are not waited for."""
+    deadline = time.monotonic() + 30
+    while subprocess.run(["pgrep", "-s", str(tracer.pid)],
+                         stdout=subprocess.DEVNULL).returncode == 0:
+        if time.monotonic() > deadline:
+            log(f"processes of tracer {tracer.pid}'s session still there after 30 s")
+            return
         time.sleep(0.05)
 
 
@@ -170,18 +214,34 @@ def fio_prepare():
             pass
 
 
+def storm_result(out, seconds):
+    """nop_storm SECONDSs prints how many NOPs completed."""
+    with open(out) as f:
+        done = int(re.match(r"(\d+) NOPs in", f.read()).group(1))
+    return done, done / seconds
+
+
+# argv(output path), result(output path, seconds) -> (requests, requests/s),
+# prepare(), label; variants: the only ones it runs (None: all).
 WORKLOADS = {
     "fio": dict(argv=lambda out: fio_argv(out), result=fio_result, prepare=fio_prepare,
-                label=f"fio io_uring randread 4k QD 32, {fio_size} cached file, {fio_secs} s"),
+                label=f"fio io_uring randread 4k QD 32, {fio_size} cached file, {fio_secs} s",
+                variants=None),
     "nop": dict(argv=lambda out: [storm, str(n), str(batch)],
                 result=lambda out, seconds: (n, n / seconds), prepare=lambda: None,
-                label=f"nop_storm {n} {batch}"),
+                label=f"nop_storm {n} {batch}", variants=None),
+    # Full speed for long: does the tracer keep up, and does its memory stay
+    # bounded? The trace goes to /dev/null (gigabytes at full speed).
+    "storm30": dict(argv=lambda out: [storm, f"{long_secs}s", str(batch)], result=storm_result,
+                    prepare=lambda: None, variants=["mt"],
+                    label=f"nop_storm {long_secs}s {batch} (full speed for {long_secs} s)"),
 }
 
 
 # --- tracers: argv for a target pid and an output path, readiness, results
-def mt_argv(script, out=None):
-    return lambda pid, path: [mt, "-p", str(pid)] + (["-o", path] if out else []) + [script]
+def mt_argv(script, out=None, script_args=()):
+    return lambda pid, path: [mt, "-p", str(pid)] + (["-o", path] if out else []) + [
+        script, *script_args]
 
 
 BT_TPS = ["tracepoint:io_uring:*", "tracepoint:sched:sched_process_exec",
@@ -261,6 +321,9 @@ def perf_argv(pid, path):
 VARIANTS = [
     ("untraced", "untraced", None, None, False),
     ("mt_floor", "floor: moontrace, empty programs", "moontrace", mt_argv(empty), False),
+    # The same with tp_btf programs on the io_uring tracepoints.
+    ("mt_floor_btf", "floor: moontrace, empty tp_btf programs", "moontrace",
+     mt_argv(empty, script_args=["--tp_btf"]), False),
     ("bt_floor", "floor: bpftrace, empty actions", "bpftrace", bt_floor, False),
     ("mt", "`moontrace uring`", "moontrace", mt_argv("uring", out=True), True),
     # The same trace gzipped as it is written (-o FILE.gz).
@@ -339,7 +402,7 @@ def reap(tracer, label):
             except OSError:
                 where = "?"
             log(f"{label}: tracer still running 30 s after SIGINT (wchan {where}); killed")
-            tracer.kill()
+            os.kill(tracer.pid, signal.SIGKILL)
             _, status, usage = os.wait4(tracer.pid, 0)
             tracer.returncode = -9
             return None, -9
@@ -378,16 +441,41 @@ def perf_counts(path):
     return samples, lost
 
 
+class RssSampler(threading.Thread):
+    """VmRSS of a process every half second while the workload runs: how
+    the tracer's memory moves over a long run (ru_maxrss gives its peak)."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.samples, self.stop = pid, [], threading.Event()
+        self.t0 = time.monotonic()
+
+    def run(self):
+        while not self.stop.wait(0.5):
+            try:
+                with open(f"/proc/{self.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmRSS:"):
+                            self.samples.append((time.monotonic() - self.t0,
+                                                 int(line.split()[1]) / 1024))
+            except OSError:
+                return
+
+
 def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
     """One run: a dict of measurements. stats: moontrace with -v, and the
-    kernel's run time of each of its BPF programs (BPF_ENABLE_STATS)."""
+    kernel's run time of each of its BPF programs (BPF_ENABLE_STATS).
+    out_path os.devnull: the trace is thrown away (no size, no check).
+    A tracer that fails or does not attach gives a run with "failed" set
+    (and no rate), so the report still prints."""
     w = WORKLOADS[wkey]
     _, label, tool, argv, writes = next(v for v in VARIANTS if v[0] == vkey)
     label = f"{wkey}: {label}"
     w["prepare"]()
-    wout = os.path.join(tmp, "workload.json")
+    wout = os.path.join(tmp, "workload.out")
     path = out_path or os.path.join(tmp, f"{vkey}.out" + (".gz" if vkey.endswith("_gz") else ""))
-    for p in (path, path + ".ctl", path + ".ack"):
+    discard = path == os.devnull
+    for p in ([] if discard else [path]) + [path + ".ctl", path + ".ack", wout]:
         if os.path.exists(p):
             os.unlink(p)
     if tool == "perf":
@@ -404,8 +492,10 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
                 with open(os.path.join(throttle, "cgroup.procs"), "w") as f:
                     f.write(str(os.getpid()))
             os.read(r, 1)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
+            # fio writes its JSON to wout itself; nop_storm SECONDSs its count.
+            stdout = os.open(os.devnull if wargv[0] == "fio" else wout,
+                             os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(stdout, 1)
             os.execvp(wargv[0], wargv)
         finally:
             os._exit(127)
@@ -419,7 +509,7 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
         if stats:
             cmd.insert(1, "-v")
             stack.enter_context(enable_stats())
-        tracer = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+        tracer = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   preexec_fn=lambda: os.sched_setaffinity(0, {cpu_tracer}))
         ready = threading.Event()
@@ -430,29 +520,51 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
         if not wait_ready(tool, tracer, path, out, err, ready, label):
             os.kill(child, signal.SIGKILL)
             os.waitpid(child, 0)
-            tracer.kill()
+            os.close(wfd)
+            os.kill(tracer.pid, signal.SIGKILL)  # a zombie until reaped: no other process's pid
+            os.wait4(tracer.pid, 0)
             for t in threads:
                 t.join()
-            sys.exit(f"uring.sh: {label}: tracer did not attach:\n" + "\n".join(out + err))
+            stack.close()
+            settle(tracer)
+            why = "\n".join(out + err)
+            log(f"{label}: tracer did not attach:\n{why}")
+            return dict(rate=None, failed=f"did not attach: {why[-300:]}", hung=False)
     load = load1()
+    # Held from now: moontrace may unload its programs as soon as its
+    # target exits, before they could be read.
+    held = hold_programs(tracer.pid) if stats and tracer else []
     cpu_before = cpu_seconds(tracer.pid) if tracer else 0
     sched_before = sched(tracer.pid) if tracer else (0, 0)
+    sampler = RssSampler(tracer.pid) if tracer else None
+    if sampler:
+        sampler.start()
     t0 = time.perf_counter_ns()
     os.write(wfd, b"x")
     _, status = os.waitpid(child, 0)
     seconds = (time.perf_counter_ns() - t0) / 1e9
     os.close(wfd)
+    if sampler:
+        sampler.stop.set()
+        sampler.join()
+    res = dict(rate=None, load=load, seconds=seconds, hung=False)
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"uring.sh: {label}: workload failed ({status})")
-    requests, rate = (w["result"](wout, seconds) if count is None
-                      else (count, count / seconds))
-    res = dict(rate=rate, requests=requests, load=load, seconds=seconds, hung=False)
+        res["failed"] = f"the workload failed ({os.waitstatus_to_exitcode(status)})"
+        log(f"{label}: {res['failed']}")
+    else:
+        try:
+            res["requests"], res["rate"] = (w["result"](wout, seconds) if count is None
+                                            else (count, count / seconds))
+        except (OSError, ValueError, KeyError, AttributeError) as e:
+            res["failed"] = f"the workload's result could not be read ({e!r})"
+            log(f"{label}: {res['failed']}")
     if not tracer:
         return res
+    res["rss_series"] = sampler.samples
+    if stats:
+        res["progs"] = read_held(held)
+        stack.close()
     if running(tracer):  # perf stops by itself when its target exits
-        if stats:
-            res["progs"] = programs_of(tracer.pid)
-            stack.close()
         try:
             res["rss_parts"] = rss_parts(tracer.pid)
             switches, waited = sched(tracer.pid)
@@ -460,33 +572,49 @@ def run(wkey, vkey, out_path=None, throttle=None, count=None, stats=False):
             res["waited_ms"] = (waited - sched_before[1]) / 1e6
         except OSError:
             pass
-        tracer.send_signal(signal.SIGINT)
+        # Not Popen.send_signal: it polls first, and that would reap a tracer
+        # that just stopped by itself (its target exited) before wait4 can
+        # read its rusage. Unreaped, the pid cannot be another process's.
+        os.kill(tracer.pid, signal.SIGINT)
     stack.close()
     usage, rc = reap(tracer, label)
     for t in threads:
         t.join()
-    settle()
+    settle(tracer)
     text = "\n".join(out + err)
     res["attached"] = re.findall(r"(?m)^moontrace: attached (\S+)$", text)
     res["hung"] = usage is None
+    # Peak RSS of the tracer process itself (wait4's ru_maxrss; it would also
+    # count children the tracer reaped, and these tracers reap none). A
+    # tracer killed because it hung keeps its highest sampled VmRSS.
+    sampled = max((mb for _, mb in res["rss_series"]), default=None)
     if usage:
         res["rss_mb"] = usage.ru_maxrss / 1024
         res["cpu_s"] = usage.ru_utime + usage.ru_stime - cpu_before
+    elif sampled is not None:
+        res["rss_mb"] = max(sampled, res.get("rss_parts", {}).get("VmHWM", 0))
     if rc not in (0, -9) and not (tool != "moontrace" and rc == -signal.SIGINT):
-        sys.exit(f"uring.sh: {label}: tracer exited with {rc}:\n{text}")
-    if not writes:
+        res["failed"] = f"tracer exited with {rc}: {text[-300:]}"
+        log(f"{label}: tracer exited with {rc}:\n{text}")
+    if not writes or res.get("failed"):
         return res
-    res["bytes"] = os.path.getsize(path) if os.path.exists(path) else 0
+    res["bytes"] = None if discard else os.path.getsize(path) if os.path.exists(path) else 0
     if tool == "moontrace":
-        m = re.search(r"moontrace: (\d+) events, (\d+) lost", text)
+        # Only the summary line, which every moontrace prints at exit.
+        m = re.search(r"(?m)^moontrace: (\d+) events, (\d+) lost", text)
         res["events"], res["lost"] = (int(m.group(1)), int(m.group(2))) if m else (None, None)
-        res["records"], ok, why = count_fxt_records(path)
-        if not ok:
-            log(f"{label}: moontrace dump says the trace is damaged: {why}")
-            res["damaged"] = why
+        if not m:
+            log(f"{label}: no `moontrace: N events, M lost` line:\n{text}")
+        if not discard:
+            res["records"], ok, why = count_fxt_records(path)
+            if not ok:
+                log(f"{label}: moontrace dump says the trace is damaged: {why}")
+                res["damaged"] = why
         res["lost_by_probe"] = re.findall(r"lost (\d+) from (\S+)", text)
     elif tool == "perf":
         res["events"], res["lost"] = perf_counts(path)
+        if res["events"] is None:  # it traced nothing: its rate is no measure of its cost
+            res["failed"] = "perf record wrote no samples"
     elif tool == "bpftrace":
         with open(path, "rb") as f:
             data = f.read()
@@ -508,62 +636,106 @@ def hits_per_request(wkey):
                         "taskset", "-c", str(cpu_work)] + w["argv"](wout),
                        capture_output=True, text=True)
     seconds = time.perf_counter() - t0
-    requests, _ = w["result"](wout, seconds)
+    try:
+        requests, _ = w["result"](wout, seconds)
+    except (OSError, ValueError, KeyError, AttributeError) as e:
+        log(f"{wkey}: perf stat's run gave no result ({e!r}): {r.stderr[-500:]}")
+        return {}
     hits = {}
     for line in r.stderr.splitlines():
         f = line.split(",")
         if len(f) > 2 and f[0].isdigit() and int(f[0]):
             hits[f[2].split(":", 1)[1]] = int(f[0]) / requests
+    if not hits:
+        log(f"{wkey}: perf stat counted no tracepoint hits (exit {r.returncode}): "
+            f"{r.stderr[-500:]}")
     return hits
 
 
 # ---------------------------------------------------------------- main runs
-fio_prepare_once = open(fio_file, "r+b")
-size = int(fio_size[:-1]) << {"k": 10, "m": 20, "g": 30}[fio_size[-1].lower()] \
-    if fio_size[-1].isalpha() else int(fio_size)
-chunk = os.urandom(1 << 20)
-while fio_prepare_once.tell() < size:
-    fio_prepare_once.write(chunk[:size - fio_prepare_once.tell()])
-fio_prepare_once.close()
+def fmt(x, spec, none="n/a"):
+    return none if x is None else format(x, spec)
 
-hits = {w: hits_per_request(w) for w in WORKLOADS}
-for w in WORKLOADS:  # untimed: warms the page cache and the CPU
-    run(w, "untraced")
-# Untimed: compiles both scripts into the object cache, so every measured
-# run starts warm (a compiling run maps about 23 MB more of libLLVM).
-run("nop", "mt_floor", count=1000)
-run("nop", "mt", count=1000)
-samples = {w: {v[0]: [] for v in VARIANTS} for w in WORKLOADS}
-keep = {w: os.path.join(tmp, f"{w}.fxt") for w in WORKLOADS}
-total = runs * len(WORKLOADS) * len(VARIANTS)
-done = 0
-for rnd in range(runs):
-    for w in WORKLOADS:
-        # Interleave, rotating the order so no variant always follows another.
-        for k in range(len(VARIANTS)):
-            vkey = VARIANTS[(rnd + k) % len(VARIANTS)][0]
-            samples[w][vkey].append(run(w, vkey, out_path=keep[w] if vkey == "mt" else None))
-            done += 1
-            log(f"{done}/{total} {w} {vkey}: {samples[w][vkey][-1]['rate']:,.0f} requests/s")
-
-# One more run of moontrace's two variants with the kernel's BPF run-time
-# accounting on (it slows every program a little, so not in the figures above).
-prog_runs = {w: {v: run(w, v, stats=True) for v in ("mt_floor", "mt")} for w in WORKLOADS}
-log("BPF run-time accounting: done")
 
 med = lambda xs: statistics.median(xs) if xs else None
+rate_text = lambda res: fmt(res.get("rate"), ",.0f", res.get("failed", "no rate")[:60])
+
+if "fio" in chosen_workloads:
+    fio_prepare_once = open(fio_file, "r+b")
+    size = int(fio_size[:-1]) << {"k": 10, "m": 20, "g": 30}[fio_size[-1].lower()] \
+        if fio_size[-1].isalpha() else int(fio_size)
+    chunk = os.urandom(1 << 20)
+    while fio_prepare_once.tell() < size:
+        fio_prepare_once.write(chunk[:size - fio_prepare_once.tell()])
+    fio_prepare_once.close()
+
+# The variants each chosen workload runs, in VARIANTS' order.
+variants_of = {w: [v[0] for v in VARIANTS if v[0] in chosen_variants
+                   and (WORKLOADS[w]["variants"] is None or v[0] in WORKLOADS[w]["variants"])]
+               for w in WORKLOADS if w in chosen_workloads}
+variants_of = {w: vs for w, vs in variants_of.items() if vs}
+short = [w for w in ("fio", "nop") if w in variants_of]  # the interleaved ones
+chosen = lambda v: any(v in vs for vs in variants_of.values())
+
+hits = {w: hits_per_request(w) for w in short}
+for w in short:  # untimed: warms the page cache and the CPU
+    run(w, "untraced")
+# Untimed: compiles each script into the object cache, so every measured
+# run starts warm (a compiling run maps about 23 MB more of libLLVM).
+for v in ("mt_floor", "mt_floor_btf", next((v for v in ("mt", "mt_gz") if chosen(v)), None)):
+    if v and chosen(v):
+        run("nop", v, count=1000)
+samples = {w: {v: [] for v in vs} for w, vs in variants_of.items()}
+keep = {w: os.path.join(tmp, f"{w}.fxt") for w in short}
+total = runs * sum(len(variants_of[w]) for w in short) + (
+    long_runs * len(variants_of["storm30"]) if "storm30" in variants_of else 0)
+done = 0
+for rnd in range(runs):
+    for w in short:
+        # Interleave, rotating the order so no variant always follows another.
+        vs = variants_of[w]
+        for k in range(len(vs)):
+            vkey = vs[(rnd + k) % len(vs)]
+            samples[w][vkey].append(run(w, vkey, out_path=keep[w] if vkey == "mt" else None))
+            done += 1
+            log(f"{done}/{total} {w} {vkey}: {rate_text(samples[w][vkey][-1])} requests/s")
+for rnd in range(long_runs if "storm30" in variants_of else 0):
+    for vkey in variants_of["storm30"]:
+        samples["storm30"][vkey].append(run("storm30", vkey, out_path=os.devnull))
+        done += 1
+        log(f"{done}/{total} storm30 {vkey}: {rate_text(samples['storm30'][vkey][-1])} "
+            f"requests/s, lost {samples['storm30'][vkey][-1].get('lost')}")
+
+# One more run of moontrace's variants with the kernel's BPF run-time
+# accounting on (it slows every program a little, so not in the figures above).
+STAT_VARIANTS = ("mt_floor", "mt_floor_btf", "mt")
+prog_runs = {w: {v: run(w, v, stats=True) for v in STAT_VARIANTS if v in variants_of[w]}
+             for w in short} if stats else {}
+if stats:
+    log("BPF run-time accounting: done")
+
+
+def tracepoint_of(probe):
+    """tracepoint:io_uring:X and tp_btf:X name the same tracepoint."""
+    probe = probe.removeprefix("tracepoint:")
+    if probe.startswith("tp_btf:"):
+        name = probe.removeprefix("tp_btf:")
+        return ("io_uring:" if name.startswith("io_uring_") else "") + name
+    return probe
 
 
 def print_prog_stats(w):
-    """BPF run time per request, by tracepoint, for the floor and uring."""
+    """BPF run time per request, by tracepoint, for the floors and uring."""
+    runs_ = {v: r for v, r in prog_runs.get(w, {}).items() if r.get("requests")}
+    if not runs_:
+        return
     rows, totals = {}, {}
-    for v, r in prog_runs[w].items():
+    for v, r in runs_.items():
         totals[v] = [0, 0.0]
         for p in r.get("progs", []):
             m = re.match(r"mt_probe_(\d+)$", p["name"])
-            where = r["attached"][int(m.group(1))] if m and int(m.group(1)) < len(r["attached"]) \
-                else p["name"] + " (engine)"
-            where = where.removeprefix("tracepoint:")
+            where = tracepoint_of(r["attached"][int(m.group(1))]) \
+                if m and int(m.group(1)) < len(r["attached"]) else p["name"] + " (engine)"
             row = rows.setdefault(where, {}).setdefault(v, [0, 0, 0])
             row[0] += 1
             row[1] += p["run_cnt"]
@@ -572,126 +744,184 @@ def print_prog_stats(w):
             totals[v][1] += p["run_time_ns"] / r["requests"]
     print("BPF run time per request, from the kernel's accounting (BPF_ENABLE_STATS) in one "
           "more run of each (programs run for every process; `mt_is_target` drops the others):\n")
-    print("| tracepoint | floor: programs | ns per request | `moontrace uring`: programs "
-          "| runs per request | ns per run | ns per request |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    reqs = {v: r["requests"] for v, r in prog_runs[w].items()}
+    floors = [v for v in ("mt_floor", "mt_floor_btf") if v in runs_]
+    head = {"mt_floor": "floor: ns per request", "mt_floor_btf": "tp_btf floor: ns per request"}
+    u_cols = ["`moontrace uring`: programs", "runs per request", "ns per run",
+              "ns per request"] if "mt" in runs_ else []
+    print("| tracepoint | " + " | ".join([head[v] for v in floors] + u_cols) + " |")
+    print("|---|" + "---:|" * (len(floors) + len(u_cols)))
+    reqs = {v: r["requests"] for v, r in runs_.items()}
     for where, by in sorted(rows.items(), key=lambda kv: -kv[1].get("mt", [0, 0, 0])[2]):
-        f, u = by.get("mt_floor"), by.get("mt")
-        if not any(x and x[1] for x in (f, u)):
+        if not any(x[1] for x in by.values()):
             continue
-        cells = [where, f"{f[0]}" if f else "", f"{f[2] / reqs['mt_floor']:.0f}" if f else "",
-                 f"{u[0]}" if u else "", f"{u[1] / reqs['mt']:.3f}" if u else "",
-                 f"{u[2] / u[1]:.0f}" if u and u[1] else "", f"{u[2] / reqs['mt']:.0f}" if u else ""]
+        cells = [where] + [f"{by[v][2] / reqs[v]:.0f}" if v in by else "" for v in floors]
+        if u_cols:
+            u = by.get("mt")
+            cells += [f"{u[0]}" if u else "", f"{u[1] / reqs['mt']:.3f}" if u else "",
+                      f"{u[2] / u[1]:.0f}" if u and u[1] else "",
+                      f"{u[2] / reqs['mt']:.0f}" if u else ""]
         print("| " + " | ".join(cells) + " |")
+    label = " and ".join(f"{totals[v][0]}" for v in floors + (["mt"] if u_cols else []))
+    cells = [f"all ({label} programs)"] + [f"**{totals[v][1]:.0f}**" for v in floors]
+    if u_cols:
+        cells += ["", "", "", f"**{totals['mt'][1]:.0f}**"]
+    print("| " + " | ".join(cells) + " |")
     multi = {}
-    r = prog_runs[w]["mt"]
+    r = runs_.get("mt", {})
     for p in r.get("progs", []):
         m = re.match(r"mt_probe_(\d+)$", p["name"])
         if m and p["run_cnt"] and int(m.group(1)) < len(r["attached"]):
             multi.setdefault(r["attached"][int(m.group(1))], []).append(
                 (int(m.group(1)), f"{p['run_time_ns'] / p['run_cnt']:.0f}"))
-    print(f"| all ({totals['mt_floor'][0]} and {totals['mt'][0]} programs) | | "
-          f"**{totals['mt_floor'][1]:.0f}** | | | | **{totals['mt'][1]:.0f}** |")
     for where, each in multi.items():
         if len(each) > 1:
-            print(f"\n{where.removeprefix('tracepoint:')}: {len(each)} programs, ns per run: "
+            print(f"\n{tracepoint_of(where)}: {len(each)} programs, ns per run: "
                   + ", ".join(ns for _, ns in sorted(each))
                   + " (in the order uring.lua declares them).")
-    print(f"\nThat run's rates: floor {prog_runs[w]['mt_floor']['rate']:,.0f}, uring "
-          f"{prog_runs[w]['mt']['rate']:,.0f} requests/s; lost "
-          f"{prog_runs[w]['mt'].get('lost', 'n/a')}.\n")
+    print("\nThat run's rates: " + ", ".join(
+        f"{dict(mt_floor='floor', mt_floor_btf='tp_btf floor', mt='uring')[v]} {r['rate']:,.0f}"
+        for v, r in runs_.items()) + " requests/s"
+        + (f"; uring lost {fmt(runs_['mt'].get('lost'), ',')}" if "mt" in runs_ else "") + ".\n")
 
 
-def fmt(x, spec, none="n/a"):
-    return none if x is None else format(x, spec)
+LABELS = {v[0]: v[1] for v in VARIANTS}
+FLOOR_COLUMNS = [("mt_floor", "× floor"), ("mt_floor_btf", "× tp_btf floor"),
+                 ("bt_floor", "× bpftrace floor")]
 
 
-for w, wl in WORKLOADS.items():
+def failures(rs):
+    """What a variant's label says about runs that failed, hung or damaged."""
+    notes = []
+    failed = [r["failed"] for r in rs if r.get("failed")]
+    if failed:
+        notes.append(f"{len(failed)} run(s) failed: {failed[0][:120]}")
+    hung = sum(r.get("hung", False) for r in rs)
+    if hung:
+        notes.append(f"{hung} run(s) hung on SIGINT, killed")
+    damaged = [r["damaged"] for r in rs if r.get("damaged")]
+    if damaged:
+        notes.append(f"trace damaged: {damaged[0]}")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def tracer_cells(rs, writes):
+    """Output and tracer columns of a variant's runs."""
+    read = [r for r in rs if not r.get("hung") and not r.get("failed") and r.get("requests")]
+    cells = []
+    if writes:
+        ev = med([r["events"] for r in read if r.get("events") is not None])
+        lost = [r["lost"] for r in read if r.get("lost") is not None]
+        sized = [r for r in read if r.get("bytes") is not None]
+        mb = med([r["bytes"] / 1e6 for r in sized])
+        bpe = med([r["bytes"] / r["events"] for r in sized if r.get("events")])
+        lossless = [r for r in sized if r.get("lost") == 0]
+        bpr = med([r["bytes"] / r["requests"] for r in lossless])
+        cells += [fmt(ev, ",.0f"),
+                  ("0" if lost and max(lost) == 0 else
+                   "n/a" if not lost else
+                   f"{min(lost):,}-{max(lost):,} (≤{100 * max(lost) / (max(lost) + ev):.1f}%)"
+                   if ev else f"{max(lost):,}"),
+                  fmt(mb, ".1f"), fmt(bpe, ".1f"),
+                  fmt(bpr, ".0f", "(loss)" if sized else "n/a")]
+    else:
+        cells += ["", "", "", "", ""]
+    peaks = [r["rss_mb"] for r in rs if r.get("rss_mb") is not None]
+    cells += [f"{med(peaks):.1f} ({max(peaks):.1f})" if peaks else "n/a",
+              fmt(med([r["cpu_s"] / r["requests"] * 1e6 for r in read if "cpu_s" in r]), ".2f"),
+              fmt(med([r["wakeups"] / r["requests"] * 1e3 for r in read if "wakeups" in r]),
+                  ".1f"),
+              fmt(med([r["waited_ms"] for r in read if "waited_ms" in r]), ",.0f")]
+    return cells
+
+
+for w in short:
     s = samples[w]
-    rate = {v: med([r["rate"] for r in s[v]]) for v in s}
-    ns = {v: 1e9 / rate[v] for v in s}
-    added = {v: ns[v] - ns["untraced"] for v in s}
+    ok = {v: [r for r in s[v] if r.get("rate") and not r.get("failed")] for v in s}
+    rate = {v: med([r["rate"] for r in ok[v]]) for v in s}
+    base = rate.get("untraced")
+    added = {v: 1e9 / rate[v] - 1e9 / base if rate[v] and base else None for v in s}
     total_hits = sum(hits[w].values())
-    print(f"### {wl['label']}\n")
+    floors = [(v, head) for v, head in FLOOR_COLUMNS if added.get(v)]
+    print(f"### {WORKLOADS[w]['label']}\n")
     print("| variant | load, 1 min | requests/s: median (min-max) | ns added per request "
-          "| × floor (moontrace) | × floor (bpftrace) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for key, label, tool, _, writes in VARIANTS:
-        rates = [r["rate"] for r in s[key]]
-        cells = [label, fmt(med([r["load"] for r in s[key]]), ".2f"),
-                 f"{rate[key]:,.0f} ({min(rates):,.0f}-{max(rates):,.0f})"]
+          + "".join(f"| {head} " for _, head in floors) + "|")
+    print("|---|---:|---:|---:|" + "---:|" * len(floors))
+    for key in s:
+        rates = [r["rate"] for r in ok[key]]
+        cells = [LABELS[key] + failures(s[key]), fmt(med([r["load"] for r in s[key] if r.get("load")]), ".2f"),
+                 f"{rate[key]:,.0f} ({min(rates):,.0f}-{max(rates):,.0f})" if rates else "n/a"]
         if key != "untraced":
-            cells.append(f"{added[key]:,.0f}")
-            for floor in ("mt_floor", "bt_floor"):
-                cells.append("" if key == floor or added[floor] <= 0
-                             else f"{added[key] / added[floor]:.1f}")
+            cells.append(fmt(added[key], ",.0f"))
+            for floor, _ in floors:
+                cells.append("" if key.endswith("floor") or key.endswith("floor_btf")
+                             or added[floor] <= 0 or added[key] is None
+                             else f"{added[key] / added[floor]:.2f}")
         else:
-            cells += ["", "", ""]
+            cells += [""] * (1 + len(floors))
         print("| " + " | ".join(cells) + " |")
     print()
     print("| variant | events written | lost | output MB | bytes per event | bytes per request "
-          "| tracer peak RSS MB | tracer CPU, µs per request | tracer wake-ups per 1k requests "
-          "| tracer waited for a CPU, ms |")
+          "| tracer peak RSS MB: median (max) | tracer CPU, µs per request "
+          "| tracer wake-ups per 1k requests | tracer waited for a CPU, ms |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for key, label, tool, _, writes in VARIANTS:
-        rs = s[key]
-        if key == "untraced":
-            continue
-        read = [r for r in rs if not r["hung"]]
-        cells = [label]
-        if writes:
-            ev = med([r["events"] for r in read if r.get("events") is not None])
-            lost = [r["lost"] for r in read if r.get("lost") is not None]
-            mb = med([r["bytes"] / 1e6 for r in read])
-            bpe = med([r["bytes"] / r["events"] for r in read if r.get("events")])
-            lossless = [r for r in read if r.get("lost") == 0]
-            bpr = med([r["bytes"] / r["requests"] for r in lossless])
-            cells += [fmt(ev, ",.0f"),
-                      ("0" if lost and max(lost) == 0 else
-                       "n/a" if not lost else
-                       f"{min(lost):,}-{max(lost):,} (≤{100 * max(lost) / (max(lost) + ev):.0f}%)"
-                       if ev else f"{max(lost):,}"),
-                      fmt(mb, ".1f"), fmt(bpe, ".1f"), fmt(bpr, ".0f", "(loss)")]
-        else:
-            cells += ["", "", "", "", ""]
-        cells += [fmt(max([r["rss_mb"] for r in read], default=None), ".1f"),
-                  fmt(med([r["cpu_s"] / r["requests"] * 1e6 for r in read]), ".2f"),
-                  fmt(med([r["wakeups"] / r["requests"] * 1e3 for r in read if "wakeups" in r]),
-                      ".1f"),
-                  fmt(med([r["waited_ms"] for r in read if "waited_ms" in r]), ",.0f")]
-        hung = sum(r["hung"] for r in rs)
-        if hung:
-            cells[0] += f" ({hung} run(s) hung on SIGINT, killed)"
-        damaged = [r["damaged"] for r in rs if r.get("damaged")]
-        if damaged:
-            cells[0] += f" (trace damaged: {damaged[0]})"
-        print("| " + " | ".join(cells) + " |")
+    for key in s:
+        if key != "untraced":
+            writes = next(v[4] for v in VARIANTS if v[0] == key)
+            print("| " + " | ".join([LABELS[key]] + tracer_cells(s[key], writes)) + " |")
     print()
     print_prog_stats(w)
-    mt_runs = s["mt"]
-    by_probe = {}
-    for r in mt_runs:
-        for k, p in r.get("lost_by_probe", []):
-            by_probe[p] = by_probe.get(p, 0) + int(k)
     print(f"\nTracepoint hits per request, untraced (perf stat): {total_hits:.3f}: "
           + ", ".join(f"{k} {v:.3f}" for k, v in sorted(hits[w].items(), key=lambda kv: -kv[1])))
-    print(f"moontrace: {med([r['records'] for r in mt_runs]):,.0f} FXT records a run "
-          f"(median, as `moontrace dump` counts them), "
-          f"{med([r['bytes'] / r['records'] for r in mt_runs]):.1f} bytes per record"
-          + (f"; lost by probe, all runs: " + ", ".join(f"{p} {k:,}" for p, k in by_probe.items())
-             if by_probe else "") + ".")
-    for key, label, tool, _, _ in VARIANTS:
+    mt_runs = [r for r in s.get("mt", []) if r.get("records")]
+    if mt_runs:
+        by_probe = {}
+        for r in mt_runs:
+            for k, p in r.get("lost_by_probe", []):
+                by_probe[p] = by_probe.get(p, 0) + int(k)
+        print(f"moontrace: {med([r['records'] for r in mt_runs]):,.0f} FXT records a run "
+              f"(median, as `moontrace dump` counts them), "
+              f"{med([r['bytes'] / r['records'] for r in mt_runs]):.1f} bytes per record"
+              + (f"; lost by probe, all runs: " + ", ".join(f"{p} {k:,}"
+                                                            for p, k in by_probe.items())
+                 if by_probe else "") + ".")
+    for key in s:
         parts = [r["rss_parts"] for r in s[key] if r.get("rss_parts")]
         if parts:
-            print(f"RSS of {label} just before SIGINT, median MB: " + ", ".join(
+            print(f"RSS of {LABELS[key]} just before SIGINT, median MB: " + ", ".join(
                 f"{k} {med([p[k] for p in parts if k in p]):.1f}" for k in parts[0]) + ".")
-    print(f"\nWhere the bytes of the last run's trace go (bench/fxt_bytes.py):\n")
-    last = mt_runs[-1]
-    r = subprocess.run([sys.executable, os.path.join(here, "fxt_bytes.py"), keep[w],
-                        "--requests", str(last["requests"])], capture_output=True, text=True)
-    print(r.stdout if r.returncode == 0 else f"fxt_bytes.py failed: {r.stderr}")
-    os.unlink(keep[w])
+    last = s.get("mt", [{}])[-1]
+    if last.get("requests") and os.path.exists(keep[w]):
+        print(f"\nWhere the bytes of the last run's trace go (bench/fxt_bytes.py):\n")
+        r = subprocess.run([sys.executable, os.path.join(here, "fxt_bytes.py"), keep[w],
+                            "--requests", str(last["requests"])], capture_output=True, text=True)
+        print(r.stdout if r.returncode == 0 else f"fxt_bytes.py failed: {r.stderr}")
+    if os.path.exists(keep[w]):
+        os.unlink(keep[w])
+    print()
+
+# ------------------------------------------- the storm at full speed for long
+if "storm30" in samples:
+    print(f"### {WORKLOADS['storm30']['label']}\n")
+    print(f"`moontrace uring` traces the NOP storm for {long_secs} s, its trace thrown away "
+          "(`-o /dev/null`); the tracer's resident memory is sampled every half second.\n")
+    print("| variant | requests/s | events written | lost | tracer peak RSS MB "
+          "| tracer CPU, µs per request | tracer wake-ups per 1k requests "
+          "| tracer waited for a CPU, ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for key, rs in samples["storm30"].items():
+        for r in rs:
+            c = tracer_cells([r], True)
+            print("| " + " | ".join([LABELS[key] + failures([r]), fmt(r.get("rate"), ",.0f"),
+                                     c[0], c[1]] + c[5:]) + " |")
+    for key, rs in samples["storm30"].items():
+        for i, r in enumerate(rs):
+            series = r.get("rss_series") or []
+            every = max(1, len(series) // 10)
+            shown = series[every - 1::every]
+            if shown:
+                print(f"\nVmRSS of {LABELS[key]}, run {i + 1}, MB at: " + ", ".join(
+                    f"{t:.0f} s {mb:.1f}" for t, mb in shown) + ".")
+    print()
 
 # ------------------------------------------------- zero-loss rate, moontrace
 def cgroup_throttle():
@@ -715,21 +945,22 @@ def cgroup_throttle():
     return None, None
 
 
-if sweep:
-    full = samples["nop"]["mt"]
+sweep_best = None
+full = [r for r in samples.get("nop", {}).get("mt", []) if r.get("rate")]
+if sweep and full:
     full_rate = med([r["rate"] for r in full])
     print("### Highest rate moontrace writes with zero loss\n")
     steps = []
-    if all(r["lost"] == 0 for r in full):
+    if all(r.get("lost") == 0 and r.get("events") is not None for r in full):
         ev = med([r["events"] / r["seconds"] for r in full])
-        rec = med([r["records"] / r["seconds"] for r in full])
-        mbs = med([r["bytes"] / r["seconds"] / 1e6 for r in full])
-        busy = med([r["cpu_s"] / r["seconds"] for r in full])
+        rec = med([r["records"] / r["seconds"] for r in full if r.get("records")])
+        mbs = med([r["bytes"] / r["seconds"] / 1e6 for r in full if r.get("bytes")])
+        busy = med([r["cpu_s"] / r["seconds"] for r in full if "cpu_s" in r])
         print(f"At full speed nop_storm lost nothing in {len(full)} runs, so no throttle was "
               f"needed: {full_rate:,.0f} requests/s, {ev:,.0f} events/s written "
-              f"({rec:,.0f} FXT records/s, {mbs:.1f} MB/s), medians. moontrace's CPU time over "
-              f"the workload's time: {busy:.0%} of one CPU (it also drains after the workload "
-              f"ends).\n")
+              f"({fmt(rec, ',.0f')} FXT records/s, {fmt(mbs, '.1f')} MB/s), medians. "
+              f"moontrace's CPU time over the workload's time: {fmt(busy, '.0%')} of one CPU "
+              f"(it also drains after the workload ends).\n")
     else:
         cg, cap = cgroup_throttle()
         if not cg:
@@ -740,14 +971,16 @@ if sweep:
                     cap(q)
                     # Sized for about 2 s at the expected rate.
                     count = max(100000, int(full_rate * q * 2) // batch * batch)
-                    res = run("nop", "mt", count=count, throttle=cg,
-                              out_path=os.path.join(tmp, "sweep.fxt"))
-                    os.unlink(os.path.join(tmp, "sweep.fxt"))
+                    sweep_out = os.path.join(tmp, "sweep.fxt")
+                    res = run("nop", "mt", count=count, throttle=cg, out_path=sweep_out)
+                    if os.path.exists(sweep_out):
+                        os.unlink(sweep_out)
                     res["quota"] = q
                     steps.append(res)
-                    log(f"sweep: CPU quota {q:.0%}: {res['rate']:,.0f} requests/s, "
-                        f"{res['lost']:,} lost")
-                    return res["lost"] == 0
+                    log(f"sweep: CPU quota {q:.0%}: {rate_text(res)} requests/s, "
+                        f"{fmt(res.get('lost'), ',')} lost")
+                    return res.get("lost") == 0 and res.get("events") is not None \
+                        and res.get("rate") is not None
                 lo, hi, q = None, 1.0, 0.5
                 while lo is None and q >= 0.02:
                     if step(q):
@@ -764,45 +997,73 @@ if sweep:
                 os.rmdir(cg)
             print("| nop_storm CPU quota | requests/s | events written/s | MB/s of trace | lost |")
             print("|---:|---:|---:|---:|---:|")
+            per_s = lambda r, k: r[k] / r["seconds"] if r.get(k) is not None else None
             for r in sorted(steps, key=lambda r: r["quota"]):
-                print(f"| {r['quota']:.0%} | {r['rate']:,.0f} | {r['events'] / r['seconds']:,.0f} "
-                      f"| {r['bytes'] / r['seconds'] / 1e6:.1f} | {r['lost']:,} |")
-            best = max((r for r in steps if r["lost"] == 0), key=lambda r: r["rate"], default=None)
-            fio = [r for r in samples["fio"]["mt"] if r["lost"] == 0]
+                print(f"| {r['quota']:.0%} | {rate_text(r)} | {fmt(per_s(r, 'events'), ',.0f')} "
+                      f"| {fmt(per_s(r, 'bytes') and per_s(r, 'bytes') / 1e6, '.1f')} "
+                      f"| {fmt(r.get('lost'), ',')} |")
+            sweep_best = max((r for r in steps if r.get("lost") == 0 and r.get("rate")
+                              and r.get("events") is not None),
+                             key=lambda r: r["rate"], default=None)
+            fio = [r for r in samples.get("fio", {}).get("mt", [])
+                   if r.get("lost") == 0 and r.get("events") is not None]
             print()
-            if best:
-                print(f"Highest zero-loss rate found: {best['rate']:,.0f} NOPs/s, "
-                      f"{best['events'] / best['seconds']:,.0f} events/s written "
-                      f"({best['bytes'] / best['seconds'] / 1e6:.1f} MB/s), one run per step.")
+            if sweep_best:
+                b = sweep_best
+                print(f"Highest zero-loss rate found: {b['rate']:,.0f} NOPs/s, "
+                      f"{b['events'] / b['seconds']:,.0f} events/s written "
+                      f"({fmt(per_s(b, 'bytes') and per_s(b, 'bytes') / 1e6, '.1f')} MB/s), "
+                      "one run per step.")
+            else:
+                print("No step of the search was free of loss.")
             if fio:
                 r = max(fio, key=lambda r: r["events"] / r["seconds"])
                 print(f"fio at full speed lost nothing in {len(fio)}/{len(samples['fio']['mt'])} "
                       f"runs; its best: {r['events'] / r['seconds']:,.0f} events/s written.")
             print()
 
+# ------------------------------------------------------------ the sink alone
+sink = None
+if sink_bench != "none":
+    # One CPU, the tracer's, with nothing else of ours running.
+    r = subprocess.run([sink_bench], capture_output=True, text=True,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {cpu_tracer}))
+    text = r.stdout + r.stderr
+    m = re.search(r"ns per record:((?:\s+[\d.]+)+)", text)
+    if r.returncode == 0 and m:
+        sink = {"ns": [float(x) for x in m.group(1).split()]}
+    else:
+        sink = {"error": f"fxt_sink_bench gave no `ns per record:` line (exit {r.returncode})"}
+    print(f"### The sink alone\n\n`{os.path.basename(sink_bench)}` (defaults), on CPU "
+          f"{cpu_tracer}:\n\n```\n{text.strip()}\n```\n")
+
 print(f"""Load average after: {open('/proc/loadavg').read().split()[0]}.
+
 Method: the workload is forked, pinned to CPU {cpu_work} and held on a pipe; the tracer
 starts pinned to CPU {cpu_tracer} with the workload's pid as its target, and is waited for
 until attached (moontrace's `moontrace: attached` line; bpftrace's BEGIN printf, or with
 `-o FILE` its event loop's epoll_wait; perf record starts with its events disabled
 (`-D -1`) and is enabled through `--control`, which acknowledges); then the workload is
-released. fio's figure is its own IOPS (JSON output); nop_storm's is N divided by the time
-from release to reaping it. ns added per request = 1e9/rate - 1e9/rate untraced (medians);
-× floor divides that by the floor's. After the workload, the tracer gets SIGINT (perf stops
-by itself) and is reaped: peak RSS is its ru_maxrss (wait4), CPU its user + system time
+released. fio's figure is its own IOPS (JSON output); nop_storm's is the NOPs it completed
+divided by the time from release to reaping it. ns added per request = 1e9/rate - 1e9/rate
+untraced (medians); × floor divides that by the floor's. After the workload, the tracer gets
+SIGINT (perf stops by itself) and is reaped: peak RSS is the tracer process's own ru_maxrss
+(wait4; none of these tracers has children of its own to reap), CPU its user + system time
 from the release to its exit (the BPF programs run in the workload, not in it); from the
 release to the end of the workload, wake-ups are its threads' voluntary context switches
 and "waited for a CPU" their run-queue time (/proc/PID/task/*/schedstat). Events
-written: moontrace's record count (`moontrace: N events`: one per drawn event; a syscall's
-enter and exit make one), perf's samples (`perf report --stats`), bpftrace's output lines.
-Lost: moontrace's summary, perf's LOST_SAMPLES (per event, summed), bpftrace's `Lost N
-events`. Bytes per request only where nothing was lost. Tracepoint hits per request: an
-extra untraced run under `perf stat -e {IO_TPS} -e {SYS_TPS}`.
-- untraced: `{' '.join(WORKLOADS['fio']['argv']('OUT')).replace(fio_file, 'FILE')}` and
-  `nop_storm {n} {batch}`
-- floor, moontrace: `moontrace -p PID bench/uring_empty.lua`
+written: moontrace's count (`moontrace: N events`), perf's samples (`perf report --stats`),
+bpftrace's output lines. Lost: moontrace's summary, perf's LOST_SAMPLES (per event,
+summed), bpftrace's `Lost N events`. Bytes per request only where nothing was lost.
+Tracepoint hits per request: an extra untraced run under
+`perf stat -e {IO_TPS} -e {SYS_TPS}`.
+- untraced: `{' '.join(WORKLOADS['fio']['argv']('OUT')).replace(fio_file, 'FILE')}`,
+  `nop_storm {n} {batch}` and `nop_storm {long_secs}s {batch}` (NOPs for {long_secs} s)
+- floor, moontrace: `moontrace -p PID bench/uring_empty.lua` (classic tracepoints), and
+  `… bench/uring_empty.lua --tp_btf` (tp_btf programs on the 17 io_uring tracepoints)
 - floor, bpftrace: `{bt_floor('PID', '')[2]}`
-- moontrace: `moontrace -p PID -o {os.path.dirname(tmp)}/….fxt uring`, and with `-o ….fxt.gz`
+- moontrace: `moontrace -p PID -o {os.path.dirname(tmp)}/….fxt uring`, and with `-o ….fxt.gz`;
+  on the {long_secs}-s storm `-o /dev/null`
 - perf: `{' '.join(perf_argv('PID', 'FILE'))}`
 - bpftrace: `bpftrace -o FILE -e '…'`, a printf of the fields uring.lua draws on each
   tracepoint, e.g. `{bt_print('PID', 'FILE')[4].splitlines()[2]}`""")
@@ -810,4 +1071,23 @@ if sweep:
     print("""- zero loss: nop_storm runs in a cgroup whose CPU bandwidth is capped (CFS quota, 10 ms
   period), so it runs in bursts of at most quota × 10 ms; the quota halves from 50% until
   nothing is lost, then 3 bisection steps.""")
+if sink:
+    print(f"- the sink: `{sink_bench}` with its defaults, pinned to CPU {cpu_tracer}; records/s "
+          "= 1e9 / its ns per record")
+
+# ---------------------------------------------------------- against targets
+print(f"""
+### Against the targets of issue 13
+
+Each figure is a median of {runs} run(s); "worst run" is moontrace's worst run against the
+medians of the others (untraced, floors, perf): its slowest run for a cost; its largest loss,
+peak RSS and bytes per request; fxt_sink_bench's slowest round. Met: the median and the
+worst run both meet the target. The floor is the classic-tracepoint one, as issue 13 defines
+it; the tp_btf floor is beside it.
+""")
+print("\n".join(Targets(
+    samples, {w: WORKLOADS[w]["label"] for w in WORKLOADS},
+    {v[0]: v[1] for v in VARIANTS if v[2] == "moontrace"}, hits=hits, sink=sink,
+    sweep_best=sweep_best,
+    long_label=f"NOP storm at full speed for {long_secs} s").lines()))
 PY
