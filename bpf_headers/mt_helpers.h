@@ -38,6 +38,7 @@ static long (*bpf_probe_read_kernel_str)(void *dst, __u32 size, const void *src)
 static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
 static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 static __u64 (*bpf_ringbuf_query)(void *ringbuf, __u64 flags) = (void *)134;
+static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size, __u64 flags) = (void *)130;
 
 /* Reads through kernel (or user) pointers for probe kinds without direct
  * BTF access; the compiler rewrites `p->f`, `*p` and `p[i]` into these. */

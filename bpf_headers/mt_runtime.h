@@ -88,25 +88,136 @@ static __always_inline void mt_targets_changed(void) {
     __sync_fetch_and_add(gen, 1);
 }
 
-/* A record of `size` bytes in this CPU's ring, NULL (counted as lost) when
- * it is full. *submit_flags says how to submit it: waking the reader for
- * every record costs the traced program far more than the record itself,
- * so it is woken only once the ring is an eighth full; otherwise it finds
- * the records when it next polls (every few milliseconds). */
-static __always_inline void *mt_reserve(__u32 probe, __u64 size, __u64 *submit_flags) {
+/* Records are staged per CPU and handed to the CPU's ring in batches: a
+ * reservation in the ring takes a lock and writes lines the reader shares,
+ * which a batch pays once for many records. Each record starts on 8 bytes;
+ * the reader tells records apart by their probe's record size. Stage 1
+ * takes a record of a program that interrupted one writing to stage 0 (an
+ * interrupt on the same CPU), and hands it on at once. The reader flushes
+ * every CPU's stage before it reads the rings (mt_flush_stage, run on each
+ * CPU), so a record waits there no longer than a record waits in a ring. */
+#define MT_STAGE_BYTES 16384
+struct mt_stage {
+  __u32 len;  /* bytes staged */
+  __u32 busy; /* a program is writing here: 1 in stage 0, 2 in stage 1 */
+  __u8 data[MT_STAGE_BYTES];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 2);
+  __type(key, __u32);
+  __type(value, struct mt_stage);
+} mt_stages SEC(".maps");
+
+/* Per CPU, the time its stage 0 took its oldest record still staged, 0
+ * when it holds none: the reader, which maps this array, needs a CPU to
+ * flush only when it has held records for long (an idle CPU), not one
+ * busy enough to flush by itself. A line each, so that CPUs do not write
+ * the same line. */
+struct mt_staged_since {
+  __u64 ns;
+  __u64 pad[7];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1); /* one per CPU, set at load */
+  __uint(map_flags, 1024 /* BPF_F_MMAPABLE */);
+  __type(key, __u32);
+  __type(value, struct mt_staged_since);
+} mt_staged SEC(".maps");
+
+/* Keeps the compiler from moving memory accesses across it: a program
+ * that interrupts this one on the same CPU must see `busy` set before the
+ * record is written, and the record whole before `len` grows. */
+#define mt_barrier() asm volatile("" ::: "memory")
+
+/* Hands what is staged to this CPU's ring: false when the ring is full
+ * (it stays staged, to go with the next flush). Waking the reader for every
+ * batch costs the traced program more than the batch: it is woken only
+ * once the ring is an eighth full; otherwise it finds the records when it
+ * next polls (every few milliseconds). */
+static __always_inline bool mt_flush(struct mt_stage *st, __u32 level) {
+  __u32 len = st->len;
+  if (!len)
+    return true;
+  if (len > MT_STAGE_BYTES)
+    return false;
   __u32 cpu = bpf_get_smp_processor_id();
   void *ring = bpf_map_lookup_elem(&mt_rings, &cpu);
-  void *rec = ring ? bpf_ringbuf_reserve(ring, size, 0) : NULL;
-  if (!rec) {
+  if (!ring)
+    return false;
+  __u64 wake = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */) > mt_wake_bytes
+                   ? 2 /* BPF_RB_FORCE_WAKEUP */
+                   : 1 /* BPF_RB_NO_WAKEUP */;
+  if (bpf_ringbuf_output(ring, st->data, len, wake))
+    return false;
+  st->len = 0;
+  if (level == 0) {
+    struct mt_staged_since *since = bpf_map_lookup_elem(&mt_staged, &cpu);
+    mt_barrier();
+    if (since)
+      since->ns = 0;
+  }
+  return true;
+}
+
+/* Room for a record of `size` bytes on this CPU, NULL (counted as lost)
+ * when there is none; mt_submit(*stage, size) hands it on. */
+static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage **stage) {
+  __u32 level = 0, room = (size + 7) & ~7u;
+  struct mt_stage *st = bpf_map_lookup_elem(&mt_stages, &level);
+  if (st && st->busy) {
+    level = 1;
+    st = bpf_map_lookup_elem(&mt_stages, &level);
+    if (st && st->busy)
+      st = NULL; /* interrupted twice over */
+  }
+  if (st) {
+    st->busy = level + 1;
+    mt_barrier();
+    if (st->len > MT_STAGE_BYTES - room && !mt_flush(st, level)) {
+      mt_barrier();
+      st->busy = 0;
+      st = NULL;
+    }
+  }
+  if (st && !st->len && level == 0) {
+    __u32 cpu = bpf_get_smp_processor_id();
+    struct mt_staged_since *since = bpf_map_lookup_elem(&mt_staged, &cpu);
+    if (since)
+      since->ns = bpf_ktime_get_ns();
+  }
+  __u32 at = st ? st->len : MT_STAGE_BYTES;
+  if (!st || at > MT_STAGE_BYTES - room) {
     __u64 *lost = bpf_map_lookup_elem(&mt_lost, &probe);
     if (lost)
       *lost += 1;
     return NULL;
   }
-  *submit_flags = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */) > mt_wake_bytes
-                      ? 2 /* BPF_RB_FORCE_WAKEUP */
-                      : 1 /* BPF_RB_NO_WAKEUP */;
-  return rec;
+  *stage = st;
+  return st->data + at;
+}
+
+static __always_inline void mt_submit(struct mt_stage *st, __u32 size) {
+  mt_barrier();
+  st->len += (size + 7) & ~7u;
+  /* Half full, or a record of an interrupting program: on to the ring. */
+  if (st->len >= MT_STAGE_BYTES / 2 || st->busy == 2)
+    mt_flush(st, st->busy - 1);
+  mt_barrier();
+  st->busy = 0;
+}
+
+/* Run by the reader on each CPU in turn (BPF_PROG_TEST_RUN): 1 when the
+ * CPU's stages are empty now, 0 when a program on it was writing there or
+ * its ring is full. */
+static __always_inline int mt_flush_level(__u32 level) {
+  struct mt_stage *st = bpf_map_lookup_elem(&mt_stages, &level);
+  return !st || (!st->busy && mt_flush(st, level));
+}
+SEC("raw_tp/mt_flush")
+int mt_flush_stage(void *ctx) {
+  return mt_flush_level(0) & mt_flush_level(1);
 }
 
 /* Copies a kernel string of at most sizeof(dst) bytes. */

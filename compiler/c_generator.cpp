@@ -412,14 +412,14 @@ class ProbeWriter {
     for (int id : decl.aggregations)
       write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
     if (sends) {
-      out_ << "  __u64 __submit;\n  struct " + gp.record + " *__r = mt_reserve(" + n +
-                  ", sizeof(*__r), &__submit);\n";
+      out_ << "  struct mt_stage *__stage;\n  struct " + gp.record + " *__r = mt_reserve(" + n +
+                  ", sizeof(*__r), &__stage);\n";
       out_ << "  if (!__r)\n    return 0;\n  __r->__probe = " + n + ";\n";
       if (!decl.draws.empty())
         out_ << "  __r->__ts = __now;\n  __r->__task = bpf_get_current_pid_tgid();\n";
       for (const auto &c : decl.captures)
         write_capture(rp, c, reads_user, "__r->");
-      out_ << "  bpf_ringbuf_submit(__r, __submit);\n";
+      out_ << "  mt_submit(__stage, sizeof(*__r));\n";
     }
     out_ << "  return 0;\n}\n";
     if (kind == ProbeKind::Tracepoint)
@@ -686,13 +686,13 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
   out << "struct mt_thread_name *__mt_type_names __attribute__((unused));\n";
   out << "static __always_inline int mt_send_name(const void *comm) {\n";
   out << "  if (!mt_is_target())\n    return 0;\n";
-  out << "  __u64 submit;\n  struct mt_thread_name *r = mt_reserve(" + n +
-             ", sizeof(*r), &submit);\n";
+  out << "  struct mt_stage *stage;\n  struct mt_thread_name *r = mt_reserve(" + n +
+             ", sizeof(*r), &stage);\n";
   out << "  if (!r)\n    return 0;\n  __u64 task = bpf_get_current_pid_tgid();\n";
   out << "  r->__probe = " + n + ";\n  r->pid = task >> 32;\n  r->tid = (__u32)task;\n";
   out << "  if (comm)\n    bpf_probe_read_kernel(r->comm, sizeof(r->comm), comm);\n";
   out << "  else\n    bpf_get_current_comm(r->comm, sizeof(r->comm));\n";
-  out << "  bpf_ringbuf_submit(r, submit);\n  return 0;\n}\n";
+  out << "  mt_submit(stage, sizeof(*r));\n  return 0;\n}\n";
   out << "SEC(\"tracepoint/sched/sched_process_exec\")\n";
   out << "int mt_name_exec(void *__ctx) {\n  return mt_send_name(NULL);\n}\n";
   std::vector<std::string> programs = {"mt_name_exec"};

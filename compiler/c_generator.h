@@ -37,6 +37,9 @@ struct GeneratedProgram {
   std::vector<GeneratedProbe> probes;  // index == probe id in records and loss counters
   std::string params_struct;           // "mt_params", "" without parameters
   std::string follow_program;          // program that follows forks of targets, "" if none
+  // Program the reader runs on each CPU to hand what it staged to its ring
+  // (mt_runtime.h); never attached.
+  std::string flush_program = "mt_flush_stage";
   // Programs that report thread names as they change (exec, io-workers
   // naming themselves) for a trace; their records carry probe id
   // `probes.size()` and struct mt_thread_name.

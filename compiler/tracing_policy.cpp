@@ -31,6 +31,7 @@ class Checker {
   Checker(std::string_view object, const GeneratedProgram &generated, const Declaration &decl)
       : elf_(object), generated_(generated), decl_(decl) {
     engine_programs_.insert(generated.follow_program);
+    engine_programs_.insert(generated.flush_program);
     engine_programs_.insert(generated.naming_programs.begin(), generated.naming_programs.end());
     for (const auto &p : generated.probes)
       engine_programs_.insert(p.attached_program);

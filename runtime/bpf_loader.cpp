@@ -227,8 +227,9 @@ void BpfProgram::load(const LoadSettings &settings) {
   if (!settings.unsafe)
     check_tracing_only();
   int cpus = libbpf_num_possible_cpus();
-  if (struct bpf_map *rings = bpf_object__find_map_by_name(obj_, "mt_rings"))
-    bpf_map__set_max_entries(rings, cpus);
+  for (const char *per_cpu : {"mt_rings", "mt_staged"})
+    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, per_cpu))
+      bpf_map__set_max_entries(map, cpus);
   struct bpf_program *follow =
       generated_.follow_program.empty()
           ? nullptr
@@ -330,6 +331,11 @@ void BpfProgram::add_target(unsigned pid) {
   bpf_map_lookup_elem(gen_fd, &zero, &gen);
   gen++;
   bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY);
+}
+
+int BpfProgram::program_fd(const std::string &name) const {
+  struct bpf_program *prog = bpf_object__find_program_by_name(obj_, name.c_str());
+  return prog ? bpf_program__fd(prog) : -1;
 }
 
 int BpfProgram::map_fd(const std::string &name) const {

@@ -43,6 +43,8 @@ class BpfProgram {
   void add_target(unsigned pid);
 
   int map_fd(const std::string &name) const;
+  // A loaded program's descriptor, -1 if there is none of that name.
+  int program_fd(const std::string &name) const;
   // A loaded map's fd and the BTF ids of its key and value; fd -1 if absent.
   struct MapInfo {
     int fd = -1;

@@ -7,7 +7,7 @@ namespace mt {
 ReorderWindow::ReorderWindow(size_t sources, size_t aside_bytes)
     : queues_(sources), aside_limit_(aside_bytes) {
   for (Queue &q : queues_)
-    q.slots.resize(1024);
+    q.slots.resize(16384);
 }
 
 void ReorderWindow::Queue::push(const Held &h) {

@@ -26,14 +26,14 @@ uint64_t load_acquire(const void *p) {
 }  // namespace
 
 RingReader::RingReader(int fd, uint32_t bytes) : page_(sysconf(_SC_PAGESIZE)), mask_(bytes - 1) {
-  void *consumer = mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *consumer = mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (consumer == MAP_FAILED)
     throw Error(std::string("cannot map a BPF ring buffer: ") + std::strerror(errno));
   consumer_page_ = static_cast<unsigned char *>(consumer);
   // The data pages are mapped twice in a row, so that a record that wraps
   // around the end is contiguous.
   mapped_ = page_ + 2 * size_t(bytes);
-  void *producer = mmap(nullptr, mapped_, PROT_READ, MAP_SHARED, fd, page_);
+  void *producer = mmap(nullptr, mapped_, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, page_);
   if (producer == MAP_FAILED) {
     int error = errno;
     unmap();

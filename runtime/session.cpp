@@ -613,9 +613,16 @@ int run(const Options &options) {
       trace->draw(id, data, size);
     };
     size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
-    events = std::make_unique<EventStream>(program->map_fd("mt_rings"), program->map_fd("mt_lost"),
-                                           slots, ring_bytes,
-                                           EventStream::Consumer{take_record, draw_record});
+    std::vector<uint32_t> record_bytes;
+    for (const auto &layout : layouts)
+      record_bytes.push_back(layout ? layout->size : 0);
+    if (!generated.naming_programs.empty())
+      if (auto names = layout_from_btf(program->btf(), "mt_thread_name"))
+        record_bytes.push_back(names->size);
+    events = std::make_unique<EventStream>(
+        program->map_fd("mt_rings"), program->map_fd("mt_lost"),
+        program->program_fd(generated.flush_program), program->map_fd("mt_staged"), slots,
+        ring_bytes, EventStream::Consumer{record_bytes, take_record, draw_record});
     script.set_lost_counter([&events]() { return events->total_lost(); });
     if (options.pid)
       program->add_target(options.pid);

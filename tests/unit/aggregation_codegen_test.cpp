@@ -500,8 +500,10 @@ TEST(AggregationCodegen, CompilesToABpfObjectWithItsMaps) {
   bpf_object__for_each_program(prog, obj) {
     programs++;
   }
-  // Probes 0 and 2 are both on io_uring_complete: one program runs both.
-  EXPECT_EQ(programs, 2);
+  // Probes 0 and 2 are both on io_uring_complete: one program runs both;
+  // the third hands staged records to the ring when the reader asks.
+  EXPECT_EQ(programs, 3);
+  EXPECT_NE(bpf_object__find_program_by_name(obj, "mt_flush_stage"), nullptr);
   EXPECT_NE(bpf_object__find_program_by_name(obj, "mt_shared_0"), nullptr);
   EXPECT_NE(bpf_object__find_program_by_name(obj, "mt_probe_1"), nullptr);
   EXPECT_STREQ(bpf_program__section_name(bpf_object__find_program_by_name(obj, "mt_probe_1")),
