@@ -61,7 +61,9 @@ Environment:
   MOONTRACE_CACHE       compiled-object cache, a 0700 directory of yours
                         (default $XDG_CACHE_HOME/moontrace, else
                         .cache/moontrace in your passwd home, not $HOME)
-  MOONTRACE_BUFFER_KB   size of each per-CPU event buffer (default 4096)
+  MOONTRACE_BUFFER_KB   size of each per-CPU event buffer, a power of two
+                        from 64 (default: 64 MiB shared among the CPUs,
+                        from 1024 to 8192 each)
 
 Ctrl-C, SIGTERM or SIGHUP stops tracing within a second: buffered events
 get half a second, end handlers one, output and traces are finished, and

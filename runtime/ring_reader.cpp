@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "compiler/error.h"
 
@@ -30,9 +31,7 @@ RingReader::RingReader(int fd, uint32_t bytes) : page_(sysconf(_SC_PAGESIZE)), m
   if (consumer == MAP_FAILED)
     throw Error(std::string("cannot map a BPF ring buffer: ") + std::strerror(errno));
   consumer_page_ = static_cast<unsigned char *>(consumer);
-  // The data pages are mapped twice in a row, so that a record that wraps
-  // around the end is contiguous.
-  mapped_ = page_ + 2 * size_t(bytes);
+  mapped_ = page_ + size_t(bytes);
   void *producer = mmap(nullptr, mapped_, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, page_);
   if (producer == MAP_FAILED) {
     int error = errno;
@@ -52,7 +51,9 @@ RingReader::RingReader(RingReader &&other) noexcept
       mapped_(other.mapped_),
       mask_(other.mask_),
       read_(other.read_),
-      released_(other.released_) {
+      released_(other.released_),
+      wrapped_(std::move(other.wrapped_)),
+      wrapped_pos_(other.wrapped_pos_) {
   other.consumer_page_ = other.producer_page_ = nullptr;
 }
 
@@ -81,7 +82,16 @@ bool RingReader::peek(Record &record) {
       read_ = end;
       continue;
     }
-    record = {header + kHeaderBytes, size, read_, end};
+    record = {data_ + ((read_ + kHeaderBytes) & mask_), size, read_, end};
+    uint64_t first = data_ + mask_ + 1 - record.data;
+    if (size > first) {
+      if (wrapped_pos_ != read_) {
+        wrapped_.assign(record.data, record.data + first);
+        wrapped_.insert(wrapped_.end(), data_, data_ + (size - first));
+        wrapped_pos_ = read_;
+      }
+      record.data = wrapped_.data();
+    }
     return true;
   }
   return false;

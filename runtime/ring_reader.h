@@ -1,12 +1,17 @@
 // One BPF ring buffer read in place: its pages are mapped into this
 // process, records are looked at where the kernel wrote them, and the
-// kernel may reuse their room only once release_to() passes them. The
+// kernel may reuse their room only once release_to() passes them. The data
+// pages are mapped once, not twice in a row as libbpf does, so that they
+// count once in the resident memory: the one record that wraps around the
+// end is copied aside (it is the only one until it is released: the next
+// one to wrap needs its room). The
 // consumer position is published once per batch, not once per record as
 // libbpf does: each publication is a cache line the producing CPU then
 // misses on its next reservation.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace mt {
 
@@ -44,11 +49,13 @@ class RingReader {
   void unmap();
 
   unsigned char *consumer_page_ = nullptr;  // consumer position, ours to write
-  unsigned char *producer_page_ = nullptr;  // producer position, then the data pages twice
+  unsigned char *producer_page_ = nullptr;  // producer position, then the data pages
   const unsigned char *data_ = nullptr;
   size_t page_ = 0, mapped_ = 0;
   uint64_t mask_ = 0;
   uint64_t read_ = 0, released_ = 0;
+  std::vector<unsigned char> wrapped_;  // the record that wraps, made whole
+  uint64_t wrapped_pos_ = UINT64_MAX;   // where it begins
 };
 
 }  // namespace mt

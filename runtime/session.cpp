@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -256,17 +257,21 @@ struct RunState {
   }
 };
 
-// Bytes of each per-CPU ring buffer: 4 MiB, or MOONTRACE_BUFFER_KB (a
-// power of two, at least one page).
+// Bytes of each per-CPU ring buffer: MOONTRACE_BUFFER_KB (a power of two,
+// large enough for a few of the 8 KiB batches programs hand over), or 64 MiB
+// shared among the CPUs, from 1 to 8 MiB each: a storm fills 8 MiB in about
+// 10 ms, the time a reader may wait for its CPU on a busy machine.
 uint32_t ring_buffer_bytes() {
   const char *kb = std::getenv("MOONTRACE_BUFFER_KB");
-  if (!kb || !*kb)
-    return 4u << 20;
+  if (!kb || !*kb) {
+    long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
+    return std::clamp(std::bit_floor(uint32_t((64u << 20) / cpus)), 1u << 20, 8u << 20);
+  }
   char *end;
   unsigned long n = std::strtoul(kb, &end, 10);
-  if (*end || n < 4 || n > (1u << 20) || (n & (n - 1)))
+  if (*end || n < 64 || n > (1u << 20) || (n & (n - 1)))
     throw Error(std::string("MOONTRACE_BUFFER_KB=") + kb +
-                ": expected a power of two from 4 to 1048576");
+                ": expected a power of two from 64 to 1048576");
   return static_cast<uint32_t>(n << 10);
 }
 

@@ -19,6 +19,11 @@ const std::vector<Case> kCases = {
      .files = {{"bad.lua", "probe(\n"}},
      .args = {"bad.lua"},
      .error = "moontrace: bad.lua:2: unexpected symbol near <eof>"},
+    // Programs hand over 8 KiB at a time: a smaller buffer would lose all.
+    {.name = "EventBufferTooSmall",
+     .args = {"demo"},
+     .error = "moontrace: MOONTRACE_BUFFER_KB=32: expected a power of two from 64 to 1048576",
+     .env = {{"MOONTRACE_BUFFER_KB", "32"}}},
 };
 
 CATALOGUE(Cli, kCases);

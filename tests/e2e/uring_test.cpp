@@ -187,13 +187,13 @@ TEST_F(E2eUring, SamplingKeepsAboutThatShareOfRequestsEachWhole) {
 }
 
 TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
-  // An 8 KiB buffer per CPU holds about 80 records: with moontrace stopped
-  // while a NOP storm runs, most of its records are lost.
+  // A 64 KiB buffer per CPU holds about 1,000 records: with moontrace
+  // stopped while a NOP storm runs, most of its records are lost.
   TempDir dir;
   std::string file = dir.file("lost.fxt");
   Process storm(stopped_nop_storm(100000));
   Command c = mt({"-o", file, "-p", std::to_string(storm.pid()), "uring"});
-  c.env.push_back({"MOONTRACE_BUFFER_KB", "8"});
+  c.env.push_back({"MOONTRACE_BUFFER_KB", "64"});
   Process tracer(c);
   ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
   tracer.signal(SIGSTOP);
