@@ -155,7 +155,7 @@ uint64_t EventStream::staged_since(size_t cpu) const {
                          __ATOMIC_ACQUIRE);
 }
 
-bool EventStream::take_batch(size_t cpu, const RingReader::Record &batch, uint64_t &ts_seen) {
+bool EventStream::take_batch(size_t cpu, const RingReader::Record &batch) {
   uint32_t &offset = batch_offset_[cpu];
   while (offset + 4 <= batch.size) {
     const unsigned char *data = batch.data + offset;
@@ -168,7 +168,7 @@ bool EventStream::take_batch(size_t cpu, const RingReader::Record &batch, uint64
     uint64_t ts = UINT64_MAX;
     bool more = consumer_.take(data, bytes, ts);
     if (ts != UINT64_MAX) {
-      ts_seen = last_ts_[cpu] = ts;
+      last_ts_[cpu] = ts;
       if (!window_.hold(cpu, ts, data, bytes, batch.pos) && probe < given_up_.size())
         given_up_[probe]++;
     }
@@ -199,8 +199,7 @@ uint64_t EventStream::take() {
     uint64_t from = ring.read_position();
     bool cut = false;
     while (!stopped && !(cut = ring.read_position() - from >= kTakeBytes) && ring.peek(r)) {
-      uint64_t ts = UINT64_MAX;
-      stopped = !take_batch(cpu, r, ts);
+      stopped = !take_batch(cpu, r);
       if (stopped && batch_offset_[cpu] + 4 <= r.size)
         break;  // the rest of this batch waits for the next take
       ring.advance(r);

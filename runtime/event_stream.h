@@ -62,7 +62,7 @@ class EventStream {
   // When the CPU staged the oldest record it holds (ns), 0 for none.
   uint64_t staged_since(size_t cpu) const;
   // Takes the records of one batch from `offset` on; false if stopped.
-  bool take_batch(size_t cpu, const RingReader::Record &batch, uint64_t &ts_seen);
+  bool take_batch(size_t cpu, const RingReader::Record &batch);
 
   std::vector<int> ring_fds_;
   std::vector<RingReader> rings_;

@@ -621,9 +621,13 @@ int run(const Options &options) {
     std::vector<uint32_t> record_bytes;
     for (const auto &layout : layouts)
       record_bytes.push_back(layout ? layout->size : 0);
-    if (!generated.naming_programs.empty())
-      if (auto names = layout_from_btf(program->btf(), "mt_thread_name"))
-        record_bytes.push_back(names->size);
+    if (!generated.naming_programs.empty()) {
+      // Without its size, a batch holding a thread's name could not be read past it.
+      auto names = layout_from_btf(program->btf(), "mt_thread_name");
+      if (!names)
+        throw Error("moontrace bug: the compiled object has no type for thread names");
+      record_bytes.push_back(names->size);
+    }
     events = std::make_unique<EventStream>(
         program->map_fd("mt_rings"), program->map_fd("mt_lost"),
         program->program_fd(generated.flush_program), program->map_fd("mt_staged"), slots,
