@@ -95,10 +95,28 @@ local function new_request(req)
 end
 local INLINE, POLL, IO_WORKER = 0, 1, 2
 -- For the summary: requests by (opcode, path, log-linear latency slot),
--- io_uring_enter calls and the requests they submitted, io-worker threads.
-local latencies = map{ name = "latencies", type = "percpu_hash",
-                       key = { opcode = "u8", path = "u8", slot = "u16" }, value = "u64",
-                       size = 8192 }
+-- counted per CPU in an array the kernel indexes inline (a hash costs a
+-- lookup, and an insert the first time): a row of slots per opcode (0-63,
+-- and one row for any above) and path, where LATENCY_SLOTS keeps latencies
+-- below 2^50 ns (13 days) exact and longer ones share the last slot; and
+-- the rows used, so that the summary reads those only (all of a big array
+-- per CPU would delay the exit). Then io_uring_enter calls and the
+-- requests they submitted, io-worker threads.
+local LATENCY_SLOTS, OTHER_OPCODES, PATHS = 384, 64, 3
+local ROWS = (OTHER_OPCODES + 1) * PATHS
+local latencies = map{ name = "latencies", type = "percpu_array", key = "u32", value = "u64",
+                       size = ROWS * LATENCY_SLOTS }
+local latency_rows = map{ name = "latency_rows", type = "array", key = "u32", value = "u8",
+                          size = ROWS }
+-- C: counts a request of OPCODE and PATH that took NS.
+local function count_latency(opcode, path, ns)
+  return ("{ __u32 __o = %s, __s = mt_log_linear_slot(%s), " ..
+          "__row = (__o < %d ? __o : %d) * %d + (%s); " ..
+          "__u8 *__used = map_ptr(latency_rows, __row); if (__used && !*__used) *__used = 1; " ..
+          "__u64 *__n = map_ptr(latencies, __row * %d + (__s < %d ? __s : %d)); " ..
+          "if (__n) *__n += 1; }"):format(opcode, ns, OTHER_OPCODES, OTHER_OPCODES, PATHS, path,
+                                          LATENCY_SLOTS, LATENCY_SLOTS - 1, LATENCY_SLOTS - 1)
+end
 local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 2 }
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- Each ring's fd in its process.
@@ -299,10 +317,7 @@ probe(complete_at, {
            "__sync_fetch_and_add(&ring->completed, 1); if (" .. C.cflags .. " & 2) return 0; " ..
            "__auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
-           -- Per CPU: no atomic add; inserted the first time only.
-           "__auto_type slot = map_key(latencies, r_opcode, path, " ..
-           "mt_log_linear_slot(nsecs - r->submitted)); __auto_type count = map_ptr(latencies, slot); " ..
-           "if (count) *count += 1; else map_set(latencies, slot, 1); " ..
+           count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
            "__sync_fetch_and_add(&ring->in_flight, -1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
@@ -410,18 +425,25 @@ local path_names = { [INLINE] = "inline", [POLL] = "poll", [IO_WORKER] = "io-wor
 
 local function summary()
   local by_op = {}
-  for _, e in ipairs(latencies:entries()) do
-    local k = e.key
-    local id = k.opcode * 4 + k.path
-    local row = by_op[id] or { opcode = k.opcode, path = k.path, requests = 0, slots = {} }
-    row.requests = row.requests + e.value
-    row.slots[k.slot] = (row.slots[k.slot] or 0) + e.value
-    by_op[id] = row
+  -- Row opcode * PATHS + path of latency slots, where one was counted.
+  for _, used in ipairs(latency_rows:entries()) do
+    local id = used.key
+    local row = { opcode = id // PATHS, path = id % PATHS, requests = 0, slots = {} }
+    for slot = 0, LATENCY_SLOTS - 1 do
+      local n = latencies:get(id * LATENCY_SLOTS + slot) or 0
+      if n > 0 then
+        row.requests = row.requests + n
+        row.slots[slot] = n
+      end
+    end
+    if row.requests > 0 then by_op[id] = row end
   end
   local ops, requests = {}, 0
   for _, row in pairs(by_op) do
     requests = requests + row.requests
-    ops[#ops + 1] = { op = op_names[row.opcode] or ("op " .. row.opcode), opcode = row.opcode,
+    local other = row.opcode == OTHER_OPCODES
+    ops[#ops + 1] = { op = op_names[row.opcode] or (other and "op >= " or "op ") .. row.opcode,
+                      opcode = row.opcode,
                       path = path_names[row.path], requests = row.requests,
                       p50_us = quantiles.value(row.slots, 0.5) / 1000,
                       p99_us = quantiles.value(row.slots, 0.99) / 1000 }
