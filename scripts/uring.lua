@@ -29,14 +29,19 @@ fxt{ file = "uring.fxt" }
 local cat = "io_uring"
 
 -- Each traced ring (created while tracing, or any with --all_rings), in
--- the slot its address hashes to (ctx: which ring holds the slot): its
--- requests in flight, requests submitted and completed so far (an
--- io_uring_enter tells how many of each happened while it ran), and its
--- completion queue's head at the last enter (entered: there was one).
+-- the slot its address hashes to (ctx: which ring holds the slot): requests
+-- submitted and completions so far (an io_uring_enter tells how many of
+-- each happened while it ran), aux: completions that end no request (more
+-- follow, IORING_CQE_F_MORE, or posted without one, like MSG_RING's), so
+-- that submitted - (completed - aux) are in flight; and its completion
+-- queue's head at the last enter (entered: there was one). Plain adds: the
+-- kernel submits a ring's requests under its uring_lock and posts its
+-- completions one at a time (under completion_lock, or uring_lock where
+-- the queue is lockless), as its own counters of them need.
 -- Arrays rather than hashes: the kernel inlines an array lookup, and every
 -- request looks its ring and itself up several times.
 local rings = map{ name = "rings", type = "array", key = "u32",
-                   value = { ctx = "u64", in_flight = "s64", submitted = "u64", completed = "u64",
+                   value = { ctx = "u64", submitted = "u64", completed = "u64", aux = "u64",
                              cq_head = "u32", entered = "u8" }, size = 4096 }
 -- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
 -- program may compare and store a typed pointer, but only truncate it.
@@ -202,7 +207,7 @@ end
 -- Where a request is first seen (after ring_state): counted, kept (1) or
 -- dropped (2), remembered, and left undrawn when dropped.
 local function decide(A)
-  return "__sync_fetch_and_add(&ring->submitted, 1); __sync_fetch_and_add(&ring->in_flight, 1); " ..
+  return "ring->submitted += 1; " ..
          "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
          "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
          "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
@@ -314,12 +319,11 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 -- found by user_data when the kernel gives no request pointer.
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           "__sync_fetch_and_add(&ring->completed, 1); if (" .. C.cflags .. " & 2) return 0; " ..
-           "__auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
+           "ring->completed += 1; if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
+           "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
-           "__sync_fetch_and_add(&ring->in_flight, -1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat,
@@ -388,7 +392,8 @@ local function queues(ring)
                "sq_head = shared->sq.head; sq_tail = shared->sq.tail; " ..
                "cq_head = shared->cq.head; cq_tail = shared->cq.tail; } "
   local draw = { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
-                 args = { in_flight = "state ? state->in_flight : 0", sq = "(__u32)(sq_tail - sq_head)",
+                 args = { in_flight = "state ? (__s64)(state->submitted - state->completed + state->aux) : 0",
+                          sq = "(__u32)(sq_tail - sq_head)",
                           cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
   return read, draw
 end
