@@ -3,11 +3,11 @@
 -- Example: sudo moontrace -c 'fio --ioengine=io_uring ...' uring
 --          then open uring.fxt in https://ui.perfetto.dev
 -- Draws, per thread: a slice for every io_uring_setup, io_uring_register and
--- io_uring_enter call, and one for every hop of a request (submit, file_get,
--- queue_async_work, poll_arm, task_add, defer, link, fail_link, req_failed,
--- complete) joined by a flow from submission to completion, and a flow
--- along each chain of linked requests. io-worker threads (iou-wrk-*) get
--- tracks of their own. Each ring has a track under its process, with
+-- io_uring_enter call, and one for every hop of a request (submit, naming
+-- it, then file_get, queue_async_work, poll_arm, task_add, defer, link,
+-- fail_link, req_failed, complete, with what is their own) joined by a flow,
+-- and a flow along each chain of linked requests. io-worker threads
+-- (iou-wrk-*) get tracks of their own. Each ring has a track under its process, with
 -- counters of requests in flight and of the submission and completion
 -- queues at every io_uring_enter, and a "reaped" mark when the application
 -- consumed completions since its last enter. At exit, a summary on stderr
@@ -152,7 +152,7 @@ local names = { op = op_names }
 -- 6.1 names submit io_uring_submit_sqe and passes completions' fields one
 -- by one) the tracepoints. The C each event's values are read with:
 local classic = { ctx = "args.ctx", req = "args.req", user_data = "args.user_data",
-                  opcode = "args.opcode", flags = "args.flags", sq_thread = "args.sq_thread",
+                  opcode = "args.opcode", flags = "args.flags",
                   res = "args.res", cflags = "args.cflags", fd = "args.fd" }
 local function has(list, name)
   for _, n in ipairs(list or {}) do
@@ -166,13 +166,12 @@ local S, C, F = classic, classic, classic
 if has(arguments("tp_btf:io_uring_submit_req"), "req") and has(arguments("tp_btf:io_uring_complete"), "cqe") then
   submit_at, complete_at = "tp_btf:io_uring_submit_req", "tp_btf:io_uring_complete"
   S = { ctx = "args.req->ctx", req = "args.req", user_data = "args.req->cqe.user_data",
-        opcode = "args.req->opcode", flags = "(__u64)args.req->flags",
-        sq_thread = "(bool)(args.req->ctx->flags & 2 /* IORING_SETUP_SQPOLL */)" }
+        opcode = "args.req->opcode", flags = "(__u64)args.req->flags" }
   C = { ctx = "args.ctx", req = "args.req", user_data = "args.cqe->user_data", res = "args.cqe->res",
         cflags = "args.cqe->flags" }
   if has(arguments("tp_btf:io_uring_file_get"), "req") then
     file_get_at = "tp_btf:io_uring_file_get"
-    F = { ctx = "args.req->ctx", req = "args.req", user_data = "args.req->cqe.user_data", fd = "args.fd" }
+    F = { ctx = "args.req->ctx", req = "args.req", fd = "args.fd" }
   end
 end
 
@@ -220,24 +219,26 @@ probe("tracepoint:io_uring:io_uring_create", {
   action = claim_ring("args.ctx") .. "; map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
   draw = { kind = "slice", name = "create", category = cat,
-           args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
+           args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
+                    sq_thread = "(bool)(args.flags & 2 /* IORING_SETUP_SQPOLL */)" } },
 })
 
 -- Submission decides whether the request is kept; the flow begins here.
 probe(submit_at, {
   action = ring_state(S) .. decide(S),
   draw = { kind = "slice", name = "submit", category = cat, names = names,
-           args = { user_data = S.user_data, opcode = S.opcode, op = S.opcode, flags = S.flags,
-                    sq_thread = S.sq_thread, ring = S.ctx, req = S.req },
+           args = { user_data = S.user_data, op = S.opcode, flags = S.flags, ring = S.ctx,
+                    req = S.req },
            flow = { id = flow_of(S), point = "begin" } },
 })
 
--- A hop of a kept request: a short slice holding a flow step. A hop that
--- tells the request's path records it, kept or not. AT and A: the probe
--- and how its values are read, when not the tracepoint.
+-- A hop of a kept request: a short slice holding a flow step, with what
+-- is its own (the request's user_data, opcode, ring and address are on its
+-- submit, where the flow leads). A hop that tells the request's path
+-- records it, kept or not. AT and A: the probe and how its values are
+-- read, when not the tracepoint.
 local function hop(event, fields, path, at, A)
   A = A or classic
-  fields.req = A.req
   probe(at or "tracepoint:io_uring:io_uring_" .. event, {
     filter = not path and kept(A.req) or nil,
     action = path and "__auto_type r = " .. request_of(A.req) .. "; if (!r) return 0; " ..
@@ -246,13 +247,11 @@ local function hop(event, fields, path, at, A)
              names = fields.op and names, flow = { id = flow_of(A), point = "step" } },
   })
 end
-hop("file_get", { user_data = F.user_data, fd = F.fd }, nil, file_get_at, F)
-hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.opcode" },
-    IO_WORKER)
-hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.opcode" },
-    POLL)
-hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.opcode" })
-hop("defer", { user_data = "args.data", "args.opcode", op = "args.opcode" })
+hop("file_get", { fd = F.fd }, nil, file_get_at, F)
+hop("queue_async_work", { "args.flags", "args.rw" }, IO_WORKER)
+hop("poll_arm", { "args.mask", "args.events" }, POLL)
+hop("task_add", { "args.mask" })
+hop("defer", {})
 hop("link", { target = "args.target_req" })
 
 -- Linked requests (IOSQE_IO_LINK, IO_HARDLINK): a flow from each request's
@@ -316,7 +315,8 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 -- Every completion of a traced ring is counted, sampled or not. The last
 -- one of a request ends it, counted for the summary, and its flow, unless
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
--- found by user_data when the kernel gives no request pointer.
+-- found by user_data when the kernel gives no request pointer. A
+-- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
            "ring->completed += 1; if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
@@ -326,15 +326,13 @@ probe(complete_at, {
            "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (keep != 1) return 0;",
-  draw = { kind = "slice", name = "complete", category = cat,
-           args = { user_data = C.user_data, res = C.res, cflags = C.cflags, req = "args.req" },
+  draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
 })
 local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key(C) .. "))"
 probe(complete_at, {
   filter = "(" .. C.cflags .. " & 2) && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
-  draw = { kind = "slice", name = "complete", category = cat,
-           args = { user_data = C.user_data, res = C.res, cflags = C.cflags },
+  draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
 
@@ -392,7 +390,8 @@ local function queues(ring)
                "sq_head = shared->sq.head; sq_tail = shared->sq.tail; " ..
                "cq_head = shared->cq.head; cq_tail = shared->cq.tail; } "
   local draw = { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
-                 args = { in_flight = "state ? (__s64)(state->submitted - state->completed + state->aux) : 0",
+                 args = { in_flight = "state ? (__s64)(state->submitted - state->completed + " ..
+                                      "state->aux) : 0",
                           sq = "(__u32)(sq_tail - sq_head)",
                           cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
   return read, draw
