@@ -197,11 +197,11 @@ end
 -- multishot poll, accept, recv, recvmsg and read, timeouts, zero-copy
 -- sends' notifications, uring_cmd. Only those are found by user_data.
 local function multishot(opcode)
-  local t = {}
+  local mask = 0
   for _, op in ipairs({ 6, 10, 11, 13, 27, 46, 47, 48, 49 }) do
-    t[#t + 1] = opcode .. " == " .. op
+    mask = mask | 1 << op
   end
-  return "(" .. table.concat(t, " || ") .. ")"
+  return ("(%s < 64 && (0x%xULL >> %s & 1))"):format(opcode, mask, opcode)
 end
 -- Where a request is first seen (after ring_state): counted, kept (1) or
 -- dropped (2), remembered, and left undrawn when dropped.
@@ -323,7 +323,9 @@ probe(complete_at, {
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
-           "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
+           -- The thread read for an io-worker's only (naming `tid` reads it always).
+           "if (path == " .. IO_WORKER .. ") " ..
+           "map_set(workers, (__u32)bpf_get_current_pid_tgid(), 1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
@@ -416,9 +418,10 @@ enter.start_draw = {
     args = { reaped = "(__u32)reaped", cq_head = "(__u32)cq_head" }, when = "reaped" },
 }
 local read_exit, queues_at_exit = queues("start.ring")
--- Requests per enter, for the summary.
+-- Requests per enter, for the summary (counted per CPU: no atomic adds).
 enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
-                    "if (args.ret >= 0) { map_add(enters, 0, 1); map_add(enters, 1, args.ret); }"
+                    "if (args.ret >= 0) { __u64 *calls = map_ptr(enters, 0), *submitted = " ..
+                    "map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) *submitted += args.ret; }"
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
 
