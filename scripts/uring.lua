@@ -3,11 +3,11 @@
 -- Example: sudo moontrace -c 'fio --ioengine=io_uring ...' uring
 --          then open uring.fxt in https://ui.perfetto.dev
 -- Draws, per thread: a slice for every io_uring_setup, io_uring_register and
--- io_uring_enter call, and one for every hop of a request (submit, file_get,
--- queue_async_work, poll_arm, task_add, defer, link, fail_link, req_failed,
--- complete) joined by a flow from submission to completion, and a flow
--- along each chain of linked requests. io-worker threads (iou-wrk-*) get
--- tracks of their own. Each ring has a track under its process, with
+-- io_uring_enter call, and one for every hop of a request (submit, naming
+-- it, then file_get, queue_async_work, poll_arm, task_add, defer, link,
+-- fail_link, req_failed, complete, with what is their own) joined by a flow,
+-- and a flow along each chain of linked requests. io-worker threads
+-- (iou-wrk-*) get tracks of their own. Each ring has a track under its process, with
 -- counters of requests in flight and of the submission and completion
 -- queues at every io_uring_enter, and a "reaped" mark when the application
 -- consumed completions since its last enter. At exit, a summary on stderr
@@ -29,14 +29,19 @@ fxt{ file = "uring.fxt" }
 local cat = "io_uring"
 
 -- Each traced ring (created while tracing, or any with --all_rings), in
--- the slot its address hashes to (ctx: which ring holds the slot): its
--- requests in flight, requests submitted and completed so far (an
--- io_uring_enter tells how many of each happened while it ran), and its
--- completion queue's head at the last enter (entered: there was one).
+-- the slot its address hashes to (ctx: which ring holds the slot): requests
+-- submitted and completions so far (an io_uring_enter tells how many of
+-- each happened while it ran), aux: completions that end no request (more
+-- follow, IORING_CQE_F_MORE, or posted without one, like MSG_RING's), so
+-- that submitted - (completed - aux) are in flight; and its completion
+-- queue's head at the last enter (entered: there was one). Plain adds: the
+-- kernel submits a ring's requests under its uring_lock and posts its
+-- completions one at a time (under completion_lock, or uring_lock where
+-- the queue is lockless), as its own counters of them need.
 -- Arrays rather than hashes: the kernel inlines an array lookup, and every
 -- request looks its ring and itself up several times.
 local rings = map{ name = "rings", type = "array", key = "u32",
-                   value = { ctx = "u64", in_flight = "s64", submitted = "u64", completed = "u64",
+                   value = { ctx = "u64", submitted = "u64", completed = "u64", aux = "u64",
                              cq_head = "u32", entered = "u8" }, size = 4096 }
 -- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
 -- program may compare and store a typed pointer, but only truncate it.
@@ -95,10 +100,28 @@ local function new_request(req)
 end
 local INLINE, POLL, IO_WORKER = 0, 1, 2
 -- For the summary: requests by (opcode, path, log-linear latency slot),
--- io_uring_enter calls and the requests they submitted, io-worker threads.
-local latencies = map{ name = "latencies", type = "percpu_hash",
-                       key = { opcode = "u8", path = "u8", slot = "u16" }, value = "u64",
-                       size = 8192 }
+-- counted per CPU in an array the kernel indexes inline (a hash costs a
+-- lookup, and an insert the first time): a row of slots per opcode (0-63,
+-- and one row for any above) and path, where LATENCY_SLOTS keeps latencies
+-- below 2^50 ns (13 days) exact and longer ones share the last slot; and
+-- the rows used, so that the summary reads those only (all of a big array
+-- per CPU would delay the exit). Then io_uring_enter calls and the
+-- requests they submitted, io-worker threads.
+local LATENCY_SLOTS, OTHER_OPCODES, PATHS = 384, 64, 3
+local ROWS = (OTHER_OPCODES + 1) * PATHS
+local latencies = map{ name = "latencies", type = "percpu_array", key = "u32", value = "u64",
+                       size = ROWS * LATENCY_SLOTS }
+local latency_rows = map{ name = "latency_rows", type = "array", key = "u32", value = "u8",
+                          size = ROWS }
+-- C: counts a request of OPCODE and PATH that took NS.
+local function count_latency(opcode, path, ns)
+  return ("{ __u32 __o = %s, __s = mt_log_linear_slot(%s), " ..
+          "__row = (__o < %d ? __o : %d) * %d + (%s); " ..
+          "__u8 *__used = map_ptr(latency_rows, __row); if (__used && !*__used) *__used = 1; " ..
+          "__u64 *__n = map_ptr(latencies, __row * %d + (__s < %d ? __s : %d)); " ..
+          "if (__n) *__n += 1; }"):format(opcode, ns, OTHER_OPCODES, OTHER_OPCODES, PATHS, path,
+                                          LATENCY_SLOTS, LATENCY_SLOTS - 1, LATENCY_SLOTS - 1)
+end
 local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 2 }
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- Each ring's fd in its process.
@@ -129,7 +152,7 @@ local names = { op = op_names }
 -- 6.1 names submit io_uring_submit_sqe and passes completions' fields one
 -- by one) the tracepoints. The C each event's values are read with:
 local classic = { ctx = "args.ctx", req = "args.req", user_data = "args.user_data",
-                  opcode = "args.opcode", flags = "args.flags", sq_thread = "args.sq_thread",
+                  opcode = "args.opcode", flags = "args.flags",
                   res = "args.res", cflags = "args.cflags", fd = "args.fd" }
 local function has(list, name)
   for _, n in ipairs(list or {}) do
@@ -143,13 +166,12 @@ local S, C, F = classic, classic, classic
 if has(arguments("tp_btf:io_uring_submit_req"), "req") and has(arguments("tp_btf:io_uring_complete"), "cqe") then
   submit_at, complete_at = "tp_btf:io_uring_submit_req", "tp_btf:io_uring_complete"
   S = { ctx = "args.req->ctx", req = "args.req", user_data = "args.req->cqe.user_data",
-        opcode = "args.req->opcode", flags = "(__u64)args.req->flags",
-        sq_thread = "(bool)(args.req->ctx->flags & 2 /* IORING_SETUP_SQPOLL */)" }
+        opcode = "args.req->opcode", flags = "(__u64)args.req->flags" }
   C = { ctx = "args.ctx", req = "args.req", user_data = "args.cqe->user_data", res = "args.cqe->res",
         cflags = "args.cqe->flags" }
   if has(arguments("tp_btf:io_uring_file_get"), "req") then
     file_get_at = "tp_btf:io_uring_file_get"
-    F = { ctx = "args.req->ctx", req = "args.req", user_data = "args.req->cqe.user_data", fd = "args.fd" }
+    F = { ctx = "args.req->ctx", req = "args.req", fd = "args.fd" }
   end
 end
 
@@ -175,16 +197,16 @@ end
 -- multishot poll, accept, recv, recvmsg and read, timeouts, zero-copy
 -- sends' notifications, uring_cmd. Only those are found by user_data.
 local function multishot(opcode)
-  local t = {}
+  local mask = 0
   for _, op in ipairs({ 6, 10, 11, 13, 27, 46, 47, 48, 49 }) do
-    t[#t + 1] = opcode .. " == " .. op
+    mask = mask | 1 << op
   end
-  return "(" .. table.concat(t, " || ") .. ")"
+  return ("(%s < 64 && (0x%xULL >> %s & 1))"):format(opcode, mask, opcode)
 end
 -- Where a request is first seen (after ring_state): counted, kept (1) or
 -- dropped (2), remembered, and left undrawn when dropped.
 local function decide(A)
-  return "__sync_fetch_and_add(&ring->submitted, 1); __sync_fetch_and_add(&ring->in_flight, 1); " ..
+  return "ring->submitted += 1; " ..
          "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
          "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
          "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
@@ -197,24 +219,26 @@ probe("tracepoint:io_uring:io_uring_create", {
   action = claim_ring("args.ctx") .. "; map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
   draw = { kind = "slice", name = "create", category = cat,
-           args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags" } },
+           args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
+                    sq_thread = "(bool)(args.flags & 2 /* IORING_SETUP_SQPOLL */)" } },
 })
 
 -- Submission decides whether the request is kept; the flow begins here.
 probe(submit_at, {
   action = ring_state(S) .. decide(S),
   draw = { kind = "slice", name = "submit", category = cat, names = names,
-           args = { user_data = S.user_data, opcode = S.opcode, op = S.opcode, flags = S.flags,
-                    sq_thread = S.sq_thread, ring = S.ctx, req = S.req },
+           args = { user_data = S.user_data, op = S.opcode, flags = S.flags, ring = S.ctx,
+                    req = S.req },
            flow = { id = flow_of(S), point = "begin" } },
 })
 
--- A hop of a kept request: a short slice holding a flow step. A hop that
--- tells the request's path records it, kept or not. AT and A: the probe
--- and how its values are read, when not the tracepoint.
+-- A hop of a kept request: a short slice holding a flow step, with what
+-- is its own (the request's user_data, opcode, ring and address are on its
+-- submit, where the flow leads). A hop that tells the request's path
+-- records it, kept or not. AT and A: the probe and how its values are
+-- read, when not the tracepoint.
 local function hop(event, fields, path, at, A)
   A = A or classic
-  fields.req = A.req
   probe(at or "tracepoint:io_uring:io_uring_" .. event, {
     filter = not path and kept(A.req) or nil,
     action = path and "__auto_type r = " .. request_of(A.req) .. "; if (!r) return 0; " ..
@@ -223,13 +247,11 @@ local function hop(event, fields, path, at, A)
              names = fields.op and names, flow = { id = flow_of(A), point = "step" } },
   })
 end
-hop("file_get", { user_data = F.user_data, fd = F.fd }, nil, file_get_at, F)
-hop("queue_async_work", { "args.user_data", "args.opcode", "args.flags", "args.rw", op = "args.opcode" },
-    IO_WORKER)
-hop("poll_arm", { "args.user_data", "args.opcode", "args.mask", "args.events", op = "args.opcode" },
-    POLL)
-hop("task_add", { "args.user_data", "args.opcode", "args.mask", op = "args.opcode" })
-hop("defer", { user_data = "args.data", "args.opcode", op = "args.opcode" })
+hop("file_get", { fd = F.fd }, nil, file_get_at, F)
+hop("queue_async_work", { "args.flags", "args.rw" }, IO_WORKER)
+hop("poll_arm", { "args.mask", "args.events" }, POLL)
+hop("task_add", { "args.mask" })
+hop("defer", {})
 hop("link", { target = "args.target_req" })
 
 -- Linked requests (IOSQE_IO_LINK, IO_HARDLINK): a flow from each request's
@@ -293,29 +315,26 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 -- Every completion of a traced ring is counted, sampled or not. The last
 -- one of a request ends it, counted for the summary, and its flow, unless
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
--- found by user_data when the kernel gives no request pointer.
+-- found by user_data when the kernel gives no request pointer. A
+-- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           "__sync_fetch_and_add(&ring->completed, 1); if (" .. C.cflags .. " & 2) return 0; " ..
-           "__auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
+           "ring->completed += 1; if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
+           "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
-           -- Per CPU: no atomic add; inserted the first time only.
-           "__auto_type slot = map_key(latencies, r_opcode, path, " ..
-           "mt_log_linear_slot(nsecs - r->submitted)); __auto_type count = map_ptr(latencies, slot); " ..
-           "if (count) *count += 1; else map_set(latencies, slot, 1); " ..
-           "if (path == " .. IO_WORKER .. ") map_set(workers, tid, 1); " ..
-           "__sync_fetch_and_add(&ring->in_flight, -1); " ..
+           count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
+           -- The thread read for an io-worker's only (naming `tid` reads it always).
+           "if (path == " .. IO_WORKER .. ") " ..
+           "map_set(workers, (__u32)bpf_get_current_pid_tgid(), 1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (keep != 1) return 0;",
-  draw = { kind = "slice", name = "complete", category = cat,
-           args = { user_data = C.user_data, res = C.res, cflags = C.cflags, req = "args.req" },
+  draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
 })
 local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key(C) .. "))"
 probe(complete_at, {
   filter = "(" .. C.cflags .. " & 2) && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
-  draw = { kind = "slice", name = "complete", category = cat,
-           args = { user_data = C.user_data, res = C.res, cflags = C.cflags },
+  draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
 
@@ -373,7 +392,9 @@ local function queues(ring)
                "sq_head = shared->sq.head; sq_tail = shared->sq.tail; " ..
                "cq_head = shared->cq.head; cq_tail = shared->cq.tail; } "
   local draw = { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
-                 args = { in_flight = "state ? state->in_flight : 0", sq = "(__u32)(sq_tail - sq_head)",
+                 args = { in_flight = "state ? (__s64)(state->submitted - state->completed + " ..
+                                      "state->aux) : 0",
+                          sq = "(__u32)(sq_tail - sq_head)",
                           cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
   return read, draw
 end
@@ -397,9 +418,10 @@ enter.start_draw = {
     args = { reaped = "(__u32)reaped", cq_head = "(__u32)cq_head" }, when = "reaped" },
 }
 local read_exit, queues_at_exit = queues("start.ring")
--- Requests per enter, for the summary.
+-- Requests per enter, for the summary (counted per CPU: no atomic adds).
 enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
-                    "if (args.ret >= 0) { map_add(enters, 0, 1); map_add(enters, 1, args.ret); }"
+                    "if (args.ret >= 0) { __u64 *calls = map_ptr(enters, 0), *submitted = " ..
+                    "map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) *submitted += args.ret; }"
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
 
@@ -410,18 +432,25 @@ local path_names = { [INLINE] = "inline", [POLL] = "poll", [IO_WORKER] = "io-wor
 
 local function summary()
   local by_op = {}
-  for _, e in ipairs(latencies:entries()) do
-    local k = e.key
-    local id = k.opcode * 4 + k.path
-    local row = by_op[id] or { opcode = k.opcode, path = k.path, requests = 0, slots = {} }
-    row.requests = row.requests + e.value
-    row.slots[k.slot] = (row.slots[k.slot] or 0) + e.value
-    by_op[id] = row
+  -- Row opcode * PATHS + path of latency slots, where one was counted.
+  for _, used in ipairs(latency_rows:entries()) do
+    local id = used.key
+    local row = { opcode = id // PATHS, path = id % PATHS, requests = 0, slots = {} }
+    for slot = 0, LATENCY_SLOTS - 1 do
+      local n = latencies:get(id * LATENCY_SLOTS + slot) or 0
+      if n > 0 then
+        row.requests = row.requests + n
+        row.slots[slot] = n
+      end
+    end
+    if row.requests > 0 then by_op[id] = row end
   end
   local ops, requests = {}, 0
   for _, row in pairs(by_op) do
     requests = requests + row.requests
-    ops[#ops + 1] = { op = op_names[row.opcode] or ("op " .. row.opcode), opcode = row.opcode,
+    local other = row.opcode == OTHER_OPCODES
+    ops[#ops + 1] = { op = op_names[row.opcode] or (other and "op >= " or "op ") .. row.opcode,
+                      opcode = row.opcode,
                       path = path_names[row.path], requests = row.requests,
                       p50_us = quantiles.value(row.slots, 0.5) / 1000,
                       p99_us = quantiles.value(row.slots, 0.99) / 1000 }

@@ -3,6 +3,7 @@
 // look up its events.
 #pragma once
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,6 +50,47 @@ inline uint64_t arg(const mt::FxtRecord &r, const std::string &name) {
       return a.type == 1 || a.type == 3 ? static_cast<uint64_t>(a.i) : a.u;
   ADD_FAILURE() << "no argument " << name << " on " << r.name;
   return 0;
+}
+
+inline const mt::FxtArgValue *find_arg(const mt::FxtRecord &r, const std::string &name) {
+  for (const auto &a : r.args)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+inline std::string text_arg(const mt::FxtRecord &r, const std::string &name) {
+  const auto *a = find_arg(r, name);
+  return a ? a->text : "";
+}
+
+// Each request flow's end (its final completion) with the user_data of the
+// request, in time order. Only a request's submit (or req_failed) names
+// it: its flow begins on the same thread at the same time.
+inline std::vector<std::pair<const mt::FxtRecord *, uint64_t>> ended_requests(const Trace &t) {
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> user_data_at;  // (tid, ts) -> user_data
+  for (const char *name : {"submit", "req_failed"})
+    for (const auto *r : t.named(name))
+      user_data_at[{r->tid, r->ts}] = arg(*r, "user_data");
+  std::vector<const mt::FxtRecord *> points;
+  for (const auto &r : t.records)
+    if (r.type == 4 && (r.event_type == 8 || r.event_type == 10) && r.category == "io_uring")
+      points.push_back(&r);
+  std::stable_sort(points.begin(), points.end(),
+                   [](const auto *a, const auto *b) { return a->ts < b->ts; });
+  std::map<uint64_t, uint64_t> open;  // flow id -> user_data
+  std::vector<std::pair<const mt::FxtRecord *, uint64_t>> out;
+  for (const auto *p : points) {
+    if (p->event_type == 8) {
+      auto at = user_data_at.find({p->tid, p->ts});
+      if (at != user_data_at.end())
+        open[p->extra] = at->second;
+    } else if (auto o = open.find(p->extra); o != open.end()) {
+      out.push_back({p, o->second});
+      open.erase(o);
+    }
+  }
+  return out;
 }
 
 inline std::set<uint64_t> Trace::pids() const {
