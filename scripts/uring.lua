@@ -6,14 +6,15 @@
 -- io_uring_enter call, and one for every hop of a request (submit, naming
 -- it, then file_get, queue_async_work, poll_arm, task_add, defer, link,
 -- fail_link, req_failed, complete, with what is their own) joined by a flow,
--- and a flow along each chain of linked requests. io-worker threads
--- (iou-wrk-*) get tracks of their own. Each ring has a track under its process, with
+-- and a flow along each chain of linked requests. io-worker threads get
+-- tracks of their own. Each ring has a track under its process, with
 -- counters of requests in flight and of the submission and completion
--- queues at every io_uring_enter, and a "reaped" mark when the application
--- consumed completions since its last enter. At exit, a summary on stderr
+-- queues at every io_uring_enter, a "reaped" mark when the application
+-- consumed completions since its last enter, and an "overflow" mark for
+-- each completion that found the completion queue full. At exit, a summary on stderr
 -- (JSON with -f json): per opcode and path (inline, poll, io-worker) the
--- requests and their p50/p99 latency, requests per enter, io-workers seen
--- and events lost. Without -c or -p it traces every ring created while it
+-- requests and their p50/p99 latency, requests per enter, io-workers seen,
+-- overflowed completions and events lost. Without -c or -p it traces every ring created while it
 -- runs, until Ctrl-C.
 -- Parameters: --sample PERCENT, --all_rings; -o FILE names the trace.
 
@@ -34,7 +35,10 @@ local cat = "io_uring"
 -- each happened while it ran), aux: completions that end no request (more
 -- follow, IORING_CQE_F_MORE, or posted without one, like MSG_RING's), so
 -- that submitted - (completed - aux) are in flight; and its completion
--- queue's head at the last enter (entered: there was one). Plain adds: the
+-- queue's head at the last enter (entered: there was one); completions
+-- that went through the overflow list, and whether its completion queue
+-- came near overflowing (near: from then on its requests are found by
+-- user_data too, as the overflow event names no request). Plain adds: the
 -- kernel submits a ring's requests under its uring_lock and posts its
 -- completions one at a time (under completion_lock, or uring_lock where
 -- the queue is lockless), as its own counters of them need.
@@ -42,7 +46,8 @@ local cat = "io_uring"
 -- request looks its ring and itself up several times.
 local rings = map{ name = "rings", type = "array", key = "u32",
                    value = { ctx = "u64", submitted = "u64", completed = "u64", aux = "u64",
-                             cq_head = "u32", entered = "u8" }, size = 4096 }
+                             overflows = "u64", cq_head = "u32", entered = "u8", near = "u8" },
+                   size = 4096 }
 -- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
 -- program may compare and store a typed pointer, but only truncate it.
 local function low32(ptr)
@@ -122,7 +127,8 @@ local function count_latency(opcode, path, ns)
           "if (__n) *__n += 1; }"):format(opcode, ns, OTHER_OPCODES, OTHER_OPCODES, PATHS, path,
                                           LATENCY_SLOTS, LATENCY_SLOTS - 1, LATENCY_SLOTS - 1)
 end
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 2 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 3 }
+local OVERFLOWS = 2  -- the slot of enters counting completions through the overflow list
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- Each ring's fd in its process.
 local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
@@ -131,6 +137,11 @@ local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, 
 -- first come without a request pointer (req is 0), only their user_data.
 local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
+-- Requests, kept or not, of rings whose completion queue came near
+-- overflowing, by (ring, user_data): a completion that finds the queue full
+-- goes to the overflow list, and its event names only those.
+local near_overflow = map{ name = "near_overflow", type = "lru_hash",
+                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
 -- Opcodes by name (enum io_uring_op), for the trace and the summary: the
 -- trace's records carry the number and the sink writes the name.
@@ -190,8 +201,10 @@ local function flow_of(A)
   return "(" .. low32(A.req) .. " | " .. low32(A.ctx) .. " << 32)"
 end
 local flow_id = flow_of(classic)
-local function by_user_data_key(A)
-  return "map_key(by_user_data, (__u64)" .. A.ctx .. ", " .. A.user_data .. ")"
+-- C: the key of A's request in a map by (ring, user_data): by_user_data,
+-- or the one named MAP.
+local function by_user_data_key(A, map)
+  return "map_key(" .. (map or "by_user_data") .. ", (__u64)" .. A.ctx .. ", " .. A.user_data .. ")"
 end
 -- Opcodes whose requests may complete more than once (IORING_CQE_F_MORE):
 -- multishot poll, accept, recv, recvmsg and read, timeouts, zero-copy
@@ -205,8 +218,17 @@ local function multishot(opcode)
 end
 -- Where a request is first seen (after ring_state): counted, kept (1) or
 -- dropped (2), remembered, and left undrawn when dropped.
+-- C: whether the completions waiting in ring CTX's queue and its requests
+-- in flight (this one included) are more than the queue holds.
+local function cq_may_overflow(ctx)
+  local x = "((struct io_ring_ctx *)(" .. ctx .. "))"
+  return "((__u32)(" .. x .. "->cached_cq_tail - " .. x .. "->rings->cq.head) + " ..
+         "(ring->submitted - ring->completed + ring->aux) > " .. x .. "->cq_entries)"
+end
 local function decide(A)
   return "ring->submitted += 1; " ..
+         "if (!ring->near && " .. cq_may_overflow(A.ctx) .. ") ring->near = 1; " ..
+         "if (ring->near) map_set(near_overflow, " .. by_user_data_key(A, "near_overflow") .. ", (__u64)" .. A.req .. "); " ..
          "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
          "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
          "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
@@ -312,6 +334,18 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
            flow = { id = flow_id, point = "begin" } },
 })
 
+-- Kernels that trace a completion before finding room for it in the
+-- queue (6.1's, which passes the completion's fields, not its entry) fire
+-- io_uring_complete for an overflowed one too, just before
+-- io_uring_cqe_overflow on the same CPU: the last completion is kept, so
+-- that the overflow does not count or end it twice.
+local traced_before_room = C == classic
+local last_cqe = map{ name = "last_cqe", type = "percpu_array", key = "u32",
+                      value = { ring = "u64", user_data = "u64" }, size = 1 }
+local last_completion = traced_before_room and
+  ("{ __auto_type __l = map_ptr(last_cqe, 0); if (__l) { __l->ring = (__u64)args.ctx; " ..
+   "__l->user_data = " .. C.user_data .. "; } } ") or ""
+
 -- Every completion of a traced ring is counted, sampled or not. The last
 -- one of a request ends it, counted for the summary, and its flow, unless
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
@@ -319,7 +353,7 @@ probe("tracepoint:io_uring:io_uring_req_failed", {
 -- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           "ring->completed += 1; if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
+           "ring->completed += 1; " .. last_completion .. "if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
@@ -327,6 +361,7 @@ probe(complete_at, {
            "if (path == " .. IO_WORKER .. ") " ..
            "map_set(workers, (__u32)bpf_get_current_pid_tgid(), 1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
+           "if (ring->near) map_del(near_overflow, " .. by_user_data_key(C, "near_overflow") .. "); " ..
            "if (keep != 1) return 0;",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
@@ -336,6 +371,39 @@ probe(complete_at, {
   filter = "(" .. C.cflags .. " & 2) && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
+})
+
+-- A completion that found the completion queue full goes to the overflow
+-- list, and on to the queue once the application makes room. Where the
+-- kernel fires no io_uring_complete for it, this ends its request (found
+-- by ring and user_data: its ring came near overflowing when it was
+-- submitted), counted as a completion; everywhere it is an `overflow` mark
+-- on the ring's track, with the ring's count of them so far.
+local overflow_key = "map_key(near_overflow, (__u64)args.ctx, args.user_data)"
+local overflow_multishot_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
+probe("tracepoint:io_uring:io_uring_cqe_overflow", {
+  action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
+           "ring->overflows += 1; __u64 overflows = ring->overflows, req = 0; bool ends = 0; " ..
+           "__u64 *total = map_ptr(enters, " .. OVERFLOWS .. "); if (total) *total += 1; " ..
+           (traced_before_room and
+              "__auto_type last = map_ptr(last_cqe, 0); if (!last || last->ring != (__u64)args.ctx " ..
+              "|| last->user_data != args.user_data) { " or "{ ") ..
+           "ring->completed += 1; if (args.cflags & 2) ring->aux += 1; else { " ..
+           "req = map_get(near_overflow, " .. overflow_key .. "); " ..
+           "if (!req) req = map_get(by_user_data, " .. overflow_multishot_key .. "); " ..
+           "__auto_type r = req ? " .. request_of("req") .. " : NULL; if (r) { " ..
+           "__u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1; r->keep = 0; " ..
+           count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
+           "if (path == " .. IO_WORKER .. ") map_set(workers, (__u32)bpf_get_current_pid_tgid(), 1); " ..
+           "map_del(near_overflow, " .. overflow_key .. "); " ..
+           "map_del(by_user_data, " .. overflow_multishot_key .. "); } } }",
+  draw = {
+    { kind = "slice", name = "complete", category = cat, when = "ends",
+      args = { res = "args.res", cflags = "args.cflags", overflowed = "(bool)1" },
+      flow = { id = flow_of({ req = "req", ctx = "args.ctx" }), point = "end" } },
+    { kind = "instant", name = "overflow", category = cat, track = { id = "(__u64)args.ctx", name = "ring" },
+      args = { user_data = "args.user_data", res = "args.res", overflows = "(__u64)overflows" } },
+  },
 })
 
 -- Ring events without a request.
@@ -350,7 +418,6 @@ instant("register", { "args.opcode", "args.nr_files", "args.nr_bufs", "args.ret"
 instant("short_write", { "args.fpos", "args.wanted", "args.got" })
 instant("task_work_run", { "args.count" })
 instant("local_work_run", { "args.count", "args.loops" })
-instant("cqe_overflow", { "args.user_data", "args.res", "args.cflags" })
 instant("cqring_wait", { "args.min_events" })
 
 -- The syscalls, as slices on the calling thread holding the hops inside:
@@ -460,10 +527,12 @@ local function summary()
     return a.path < b.path
   end)
   local calls, submitted = enters:get(0) or 0, enters:get(1) or 0
+  local overflows = enters:get(OVERFLOWS) or 0
   local seen = 0
   for _ in pairs(workers:entries()) do seen = seen + 1 end
   return { requests = requests, ops = ops, enters = calls, submitted = submitted,
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
+           overflows = overflows,
            lost = lost() }
 end
 
@@ -471,6 +540,10 @@ local function summary_text(s)
   local lines = { string.format("io_uring: %d requests completed, %d io_uring_enter calls " ..
                                 "submitting %.2f requests each, %d io-workers, %d events lost",
                                 s.requests, s.enters, s.requests_per_enter, s.io_workers, s.lost) }
+  if s.overflows > 0 then
+    lines[#lines + 1] = string.format("%d completions found the completion queue full and went " ..
+                                      "through the overflow list", s.overflows)
+  end
   if #s.ops > 0 then
     lines[#lines + 1] = string.format("%-18s %-9s %10s %12s %12s", "OPCODE", "PATH", "REQUESTS",
                                       "P50(us)", "P99(us)")

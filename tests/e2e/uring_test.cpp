@@ -187,6 +187,44 @@ TEST_F(E2eUring, SamplingKeepsAboutThatShareOfRequestsEachWhole) {
   EXPECT_EQ(t.named("complete").size(), begins);
 }
 
+TEST_F(E2eUring, OverflowedCompletionsEndTheirFlowsAndAreMarkedOnTheRing) {
+  // tests/workloads/uring_overflow.c: 4-entry queues, 10 batches of 4 NOPs
+  // (user_data 1..40) submitted before any is reaped. The first batch fills
+  // the completion queue; the other 36 NOPs overflow, in order.
+  auto [t, r] = run_uring(workload("uring_overflow") + " 10");
+  EXPECT_EQ(t.flow_points(8), 40u);
+  EXPECT_EQ(t.flow_points(10), 40u);
+  std::vector<uint64_t> ended;
+  for (const auto &[end, user_data] : ended_requests(t))
+    ended.push_back(user_data);
+  EXPECT_EQ(ended, sequence(1, 40));
+  size_t overflowed = 0;
+  for (const auto *c : t.named("complete"))
+    overflowed += find_arg(*c, "overflowed") != nullptr;
+  EXPECT_EQ(overflowed, 36u);
+  // On the ring's track: an overflow mark for each, counting them.
+  auto marks = t.named("overflow");
+  ASSERT_EQ(marks.size(), 36u);
+  std::vector<uint64_t> counts, user_data;
+  for (const auto *m : marks) {
+    counts.push_back(arg(*m, "overflows"));
+    user_data.push_back(arg(*m, "user_data"));
+  }
+  EXPECT_EQ(counts, sequence(1, 36));
+  EXPECT_EQ(user_data, sequence(5, 40));
+  std::set<uint64_t> tracks;
+  for (const auto *m : marks)
+    tracks.insert(m->tid);
+  ASSERT_EQ(tracks.size(), 1u);
+  std::string track_name;
+  for (const auto &o : t.records)
+    if (o.type == 7 && o.object_type == 2 && o.koid == *tracks.begin())
+      track_name = o.name;
+  EXPECT_EQ(track_name.rfind("ring 0x", 0), 0u) << track_name;
+  EXPECT_TRUE(contains(r.err, "io_uring: 40 requests completed")) << r;
+  EXPECT_TRUE(contains(r.err, "36 completions found the completion queue full")) << r;
+}
+
 TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
   // A 64 KiB buffer per CPU holds about 1,000 records: with moontrace
   // stopped while a NOP storm runs, most of its records are lost.

@@ -190,6 +190,7 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   check("kinds", mt + " -c " + quote(dd) + " " + quote(dir.file("kinds.lua")));
   check("uring", mt + " -v -o " + trace + " -c " + quote(workload("uring_demo")) + " uring");
   check("dump", mt + " dump " + trace + " | head -40");
+  check("overflow", mt + " -c " + quote(workload("uring_overflow") + " 10") + " uring");
   // Block devices untouched by anything else: the ext4 on a loop device
   // (backed by the guest's tmpfs), direct reads from the blank /dev/vda.
   sh +=
@@ -267,6 +268,12 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
 
   // uring.lua falls back to 6.1's io_uring_submit_sqe and draws every
   // submitted request of uring_demo as a submit slice beginning a flow.
+  // 6.1 fires io_uring_complete for a completion before finding it no
+  // room, then io_uring_cqe_overflow: each is counted once.
+  auto overflow = result("overflow");
+  EXPECT_EQ(overflow.rc, 0) << overflow;
+  EXPECT_TRUE(contains(overflow.err, "io_uring: 40 requests completed")) << overflow;
+  EXPECT_TRUE(contains(overflow.err, "36 completions found the completion queue full")) << overflow;
   auto uring = result("uring");
   EXPECT_EQ(uring.rc, 0) << uring;
   EXPECT_TRUE(contains(uring.err, "io_uring_submit_sqe")) << uring;
