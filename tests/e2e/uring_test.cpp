@@ -225,6 +225,39 @@ TEST_F(E2eUring, OverflowedCompletionsEndTheirFlowsAndAreMarkedOnTheRing) {
   EXPECT_TRUE(contains(r.err, "36 completions found the completion queue full")) << r;
 }
 
+TEST_F(E2eUring, SqpollSubmissionsAreDrawnOnTheSqThreadOfTheirProcess) {
+  // tests/workloads/uring_sqpoll.c: 200 NOPs (user_data 1..200) taken from
+  // the queue by the ring's SQ poll thread; the application enters only to
+  // wake it, once.
+  auto [t, r] = run_uring(workload("uring_sqpoll") + " 200");
+  auto creates = t.named("create");
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(arg(*creates[0], "sq_thread"), 1u);
+  auto submits = t.named("submit");
+  ASSERT_EQ(submits.size(), 200u);
+  std::set<uint64_t> tids, pids, rings;
+  for (const auto *s : submits) {
+    tids.insert(s->tid);
+    pids.insert(s->pid);
+    rings.insert(arg(*s, "ring"));
+  }
+  EXPECT_EQ(rings, std::set<uint64_t>{arg(*creates[0], "ring")});
+  ASSERT_EQ(tids.size(), 1u);
+  EXPECT_EQ(pids, std::set<uint64_t>{creates[0]->pid});
+  EXPECT_NE(*tids.begin(), creates[0]->pid);
+  std::string thread_name;
+  for (const auto &o : t.records)
+    if (o.type == 7 && o.object_type == 2 && o.koid == *tids.begin())
+      thread_name = o.name;
+  EXPECT_EQ(thread_name.rfind("iou-sqp-", 0), 0u) << thread_name;
+  std::vector<uint64_t> ended;
+  for (const auto &[end, user_data] : ended_requests(t))
+    ended.push_back(user_data);
+  EXPECT_EQ(ended, sequence(1, 200));
+  EXPECT_LE(t.named("io_uring_enter").size(), 1u);
+  EXPECT_TRUE(contains(r.err, "io_uring: 200 requests completed, ")) << r;
+}
+
 TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
   // A 64 KiB buffer per CPU holds about 1,000 records: with moontrace
   // stopped while a NOP storm runs, most of its records are lost.
