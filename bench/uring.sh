@@ -90,7 +90,7 @@ $(machine_line "$mt")
 $(perf --version 2>&1 | head -1); $(fio --version 2>&1 | head -1);
 $runs runs of every variant, interleaved (workloads $workloads; variants $variants); workload on CPU $(($(nproc) - 1)), tracers on CPU 0;
 traces in $(df --output=fstype "$out_dir" | tail -1) ($out_dir), fio's file on $(df --output=fstype "$fio_dir" | tail -1) ($fio_dir);
-MOONTRACE_BUFFER_KB=${MOONTRACE_BUFFER_KB:-default (4096)}; $(date +%F);
+MOONTRACE_BUFFER_KB=${MOONTRACE_BUFFER_KB:-default (64 MiB shared by the CPUs, 1 to 8 MiB each)}; $(date +%F);
 load average before: $(cut -d' ' -f1-3 /proc/loadavg).
 
 EOF
