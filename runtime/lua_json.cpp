@@ -81,7 +81,8 @@ class JsonWriter {
     size_t keys = 0;
     for (lua_pushnil(L_); lua_next(L_, index); lua_pop(L_, 1))
       keys++;
-    if (n > 0 && static_cast<size_t>(n) == keys) {
+    if (static_cast<size_t>(n) ==
+        keys) {  // {} too: an empty list, far likelier than an empty record
       std::string out = "[";
       for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L_, index, i);

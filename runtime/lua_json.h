@@ -6,8 +6,8 @@ struct lua_State;
 
 namespace mt {
 
-// The value at `index`: a table with keys 1..n is an array, any other
-// table an object (keys as strings, in sorted order so output is stable);
+// The value at `index`: a table with keys 1..n is an array (an empty one
+// too), any other table an object (keys as strings, in sorted order so output is stable);
 // integers stay integers; nil, functions and the like become null. No
 // metamethod runs. A table that contains itself, one nested more than 64
 // deep, or a key that is neither string, number nor boolean throws

@@ -536,14 +536,56 @@ local function summary()
            lost = lost() }
 end
 
+-- What io_uring users ask about, found in the summary: each finding named,
+-- said in a line, with the figures behind it.
+local function diagnose(s)
+  local findings = {}
+  local function find(name, text, evidence)
+    findings[#findings + 1] = { name = name, text = text, evidence = evidence }
+  end
+  -- Requests the kernel could not run without blocking go to io-wq's
+  -- workers: a thread switch each, and workers to create.
+  local punted, total, by_op = 0, {}, {}
+  for _, o in ipairs(s.ops) do
+    total[o.op] = (total[o.op] or 0) + o.requests
+    if o.path == "io-worker" then
+      punted = punted + o.requests
+      by_op[#by_op + 1] = o
+    end
+  end
+  if punted > 0 then
+    local ops, parts = {}, {}
+    for _, o in ipairs(by_op) do
+      local share = o.requests / total[o.op]
+      ops[#ops + 1] = { op = o.op, requests = o.requests, share = share }
+      parts[#parts + 1] = string.format("%s %d (%.0f%%)", o.op, o.requests, 100 * share)
+    end
+    find("punted_to_io_wq",
+         string.format("%d of %d requests (%.0f%%) ran on io-workers: %s", punted, s.requests,
+                       100 * punted / s.requests, table.concat(parts, ", ")),
+         { requests = punted, share = punted / s.requests, ops = ops })
+  end
+  -- A system call per request or two: what io_uring is there to save.
+  if s.enters > 0 and s.requests_per_enter < 2 then
+    find("small_batches",
+         string.format("%d io_uring_enter calls submitted %.2f requests each: submit more " ..
+                       "requests per call", s.enters, s.requests_per_enter),
+         { enters = s.enters, submitted = s.submitted, requests_per_enter = s.requests_per_enter })
+  end
+  if s.overflows > 0 then
+    find("cq_overflow",
+         string.format("%d completions found the completion queue full and went through the " ..
+                       "overflow list: reap sooner, or make the queue bigger (IORING_SETUP_CQSIZE)",
+                       s.overflows),
+         { overflows = s.overflows, requests = s.requests })
+  end
+  return findings
+end
+
 local function summary_text(s)
   local lines = { string.format("io_uring: %d requests completed, %d io_uring_enter calls " ..
                                 "submitting %.2f requests each, %d io-workers, %d events lost",
                                 s.requests, s.enters, s.requests_per_enter, s.io_workers, s.lost) }
-  if s.overflows > 0 then
-    lines[#lines + 1] = string.format("%d completions found the completion queue full and went " ..
-                                      "through the overflow list", s.overflows)
-  end
   if #s.ops > 0 then
     lines[#lines + 1] = string.format("%-18s %-9s %10s %12s %12s", "OPCODE", "PATH", "REQUESTS",
                                       "P50(us)", "P99(us)")
@@ -552,10 +594,17 @@ local function summary_text(s)
                                         o.p50_us, o.p99_us)
     end
   end
+  if #s.findings > 0 then
+    lines[#lines + 1] = "findings:"
+    for _, f in ipairs(s.findings) do
+      lines[#lines + 1] = "  " .. f.name .. ": " .. f.text
+    end
+  end
   return table.concat(lines, "\n") .. "\n"
 end
 
 probe("end", function()
   local s = summary()
+  s.findings = diagnose(s)
   report{ type = "uring_summary", data = s, text = summary_text(s) }
 end)

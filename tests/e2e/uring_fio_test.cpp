@@ -37,6 +37,7 @@ struct FioCounts {
 
 struct FioRun {
   Trace trace;
+  Result result;  // moontrace's
   FioCounts counts;
   uint64_t expected_ios = 0;  // size / bs
 };
@@ -57,7 +58,7 @@ FioRun fio_traced(const std::string &job_options, int mib = 4) {
   chmod(data.c_str(), 0666);
   FioRun out;
   out.expected_ios = static_cast<uint64_t>(mib) * (1 << 20) / kBlock;
-  out.trace = trace_of(
+  std::tie(out.trace, out.result) = run_uring(
       "fio --name=job --filename=" + data +
       " --ioengine=io_uring --invalidate=0 --pre_read=1 --bs=4k --iodepth=8 --size=" +
       std::to_string(mib) + "M --output-format=json --output=" + report + " " + job_options);
@@ -257,6 +258,7 @@ TEST_F(E2eUringFio, CachedRandomReadsCompleteInlineEachOneWholeFlow) {
   // io_uring_enter that submitted it; none goes to an io-worker.
   EXPECT_TRUE(t.named("queue_async_work").empty());
   EXPECT_EQ(flows.steps["file_get"], run.counts.reads);
+  EXPECT_FALSE(contains(run.result.err, "punted_to_io_wq")) << run.result;
   EXPECT_EQ(flows.steps.size(), 1u);
   size_t inline_reads = 0, enter_starts_late = 0;
   for (const auto &[submit, complete] : flows.ends) {
@@ -283,6 +285,11 @@ TEST_F(E2eUringFio, BufferedWritesHopToIoWorkersEachOneWholeFlow) {
   // queued to an io-worker, a hop of its flow.
   EXPECT_EQ(flows.steps["queue_async_work"], run.counts.writes);
   EXPECT_EQ(flows.steps["file_get"], run.counts.writes);
+  // And the summary says so.
+  EXPECT_TRUE(contains(run.result.err,
+                       "  punted_to_io_wq: 1024 of 1024 requests (100%) ran on "
+                       "io-workers: WRITE 1024 (100%)\n"))
+      << run.result;
   // fio 3.33 sets up its ring with DEFER_TASKRUN (and SINGLE_ISSUER): the
   // io-worker does not post the completion, it leaves it as task work that
   // fio's own thread runs when it waits (local_work_run). So all completions

@@ -222,7 +222,7 @@ TEST_F(E2eUring, OverflowedCompletionsEndTheirFlowsAndAreMarkedOnTheRing) {
       track_name = o.name;
   EXPECT_EQ(track_name.rfind("ring 0x", 0), 0u) << track_name;
   EXPECT_TRUE(contains(r.err, "io_uring: 40 requests completed")) << r;
-  EXPECT_TRUE(contains(r.err, "36 completions found the completion queue full")) << r;
+  EXPECT_TRUE(contains(r.err, "cq_overflow: 36 completions found the completion queue full")) << r;
 }
 
 TEST_F(E2eUring, SqpollSubmissionsAreDrawnOnTheSqThreadOfTheirProcess) {

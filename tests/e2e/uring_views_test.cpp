@@ -160,5 +160,42 @@ TEST_F(E2eUringViews, SummaryAveragesRequestsPerEnter) {
   EXPECT_EQ(op_row(summary, "NOP", "inline")["requests"], 55);
 }
 
+// The summary's findings by name, from its JSON data.
+std::map<std::string, nlohmann::json> findings_of(const Result &r) {
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  EXPECT_TRUE(summary.is_object() && summary["findings"].is_array()) << r;
+  std::map<std::string, nlohmann::json> out;
+  if (summary.is_object() && summary["findings"].is_array())
+    for (const auto &f : summary["findings"])
+      out[f["name"].get<std::string>()] = f;
+  return out;
+}
+
+TEST_F(E2eUringViews, FindingsNameSmallBatchesOnlyWhereThereAreSome) {
+  // One NOP per enter, then 8 per enter.
+  auto [t1, small] = run_uring(workload("uring_batches") + " 1 1 1 1", {"-f", "json"});
+  auto found = findings_of(small);
+  ASSERT_EQ(found.count("small_batches"), 1u) << small;
+  EXPECT_EQ(found["small_batches"]["evidence"]["enters"], 4);
+  EXPECT_DOUBLE_EQ(found["small_batches"]["evidence"]["requests_per_enter"].get<double>(), 1.0);
+  auto [t2, big] = run_uring(workload("uring_batches") + " 8 8 8", {"-f", "json"});
+  EXPECT_TRUE(findings_of(big).empty()) << big;
+}
+
+TEST_F(E2eUringViews, FindingsNameCqOverflowOnlyWhereThereIsOne) {
+  auto [t1, over] = run_uring(workload("uring_overflow") + " 10", {"-f", "json"});
+  auto found = findings_of(over);
+  ASSERT_EQ(found.count("cq_overflow"), 1u) << over;
+  EXPECT_EQ(found["cq_overflow"]["evidence"]["overflows"], 36);
+  auto [t2, fits] = run_uring(workload("uring_overflow") + " 1", {"-f", "json"});
+  EXPECT_EQ(findings_of(fits).count("cq_overflow"), 0u) << fits;
+  // In text, after the table.
+  auto [t3, text] = run_uring(workload("uring_overflow") + " 10");
+  EXPECT_TRUE(contains(text.err,
+                       "findings:\n  cq_overflow: 36 completions found the completion "
+                       "queue full"))
+      << text;
+}
+
 }  // namespace
 }  // namespace e2e

@@ -190,7 +190,7 @@ report{ type = "summary", text = "not in json\n",
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line,
-            R"({"type":"summary","data":{"n":3,"name":"a\"b","none":{},"ops":[{"op":"NOP"},2],)"
+            R"({"type":"summary","data":{"n":3,"name":"a\"b","none":[],"ops":[{"op":"NOP"},2],)"
             R"("ratio":0.5}})");
   std::remove(path.c_str());
   Loaded counted("assert(lost() == 7)\n");
