@@ -6,16 +6,17 @@
 -- io_uring_enter call, and one for every hop of a request (submit, naming
 -- it, then file_get, queue_async_work, poll_arm, task_add, defer, link,
 -- fail_link, req_failed, complete, with what is their own) joined by a flow,
--- and a flow along each chain of linked requests. io-worker threads get
--- tracks of their own. Each ring has a track under its process, with
--- counters of requests in flight and of the submission and completion
--- queues at every io_uring_enter, a "reaped" mark when the application
--- consumed completions since its last enter, and an "overflow" mark for
--- each completion that found the completion queue full. At exit, a summary on stderr
--- (JSON with -f json): per opcode and path (inline, poll, io-worker) the
--- requests and their p50/p99 latency, requests per enter, io-workers seen,
--- overflowed completions and events lost. Without -c or -p it traces every ring created while it
--- runs, until Ctrl-C.
+-- and a flow along each chain of linked requests. io-workers and SQ poll
+-- threads get tracks of their own, with when they ran. Each ring has a
+-- track under its process, with counters of requests in flight and of the
+-- submission and completion queues at every io_uring_enter, a "reaped"
+-- mark when the application consumed completions since its last enter, and
+-- an "overflow" mark for each completion that found the queue full. At
+-- exit, a summary on stderr (JSON with -f json): per opcode and path
+-- (inline, poll, io-worker) the requests and their p50/p99 latency,
+-- requests per enter, io-workers seen, overflowed completions and events
+-- lost, then findings. Without -c or -p it traces every ring created while
+-- it runs, until Ctrl-C.
 -- Parameters: --sample PERCENT, --all_rings; -o FILE names the trace.
 
 local sample = param("sample", { type = "uint", default = 100,
@@ -129,6 +130,7 @@ local function count_latency(opcode, path, ns)
 end
 local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 3 }
 local OVERFLOWS = 2  -- the slot of enters counting completions through the overflow list
+-- io-workers seen (threads of io-wq, named iou-wrk-*), for the summary.
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- Each ring's fd in its process.
 local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
@@ -357,9 +359,6 @@ probe(complete_at, {
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
-           -- The thread read for an io-worker's only (naming `tid` reads it always).
-           "if (path == " .. IO_WORKER .. ") " ..
-           "map_set(workers, (__u32)bpf_get_current_pid_tgid(), 1); " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (ring->near) map_del(near_overflow, " .. by_user_data_key(C, "near_overflow") .. "); " ..
            "if (keep != 1) return 0;",
@@ -394,7 +393,6 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
            "__auto_type r = req ? " .. request_of("req") .. " : NULL; if (r) { " ..
            "__u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1; r->keep = 0; " ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
-           "if (path == " .. IO_WORKER .. ") map_set(workers, (__u32)bpf_get_current_pid_tgid(), 1); " ..
            "map_del(near_overflow, " .. overflow_key .. "); " ..
            "map_del(by_user_data, " .. overflow_multishot_key .. "); } } }",
   draw = {
@@ -404,6 +402,51 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
     { kind = "instant", name = "overflow", category = cat, track = { id = "(__u64)args.ctx", name = "ring" },
       args = { user_data = "args.user_data", res = "args.res", overflows = "(__u64)overflows" } },
   },
+})
+
+-- The kernel's io threads of a traced process (PF_IO_WORKER tasks: the
+-- io-wq workers, iou-wrk-*, and SQ poll threads, iou-sqp-*): a `running`
+-- slice on the thread's track for each stint on a CPU, drawn as it leaves
+-- the CPU, in its own context (sched_switch: the scheduler has just added
+-- the stint to its runtime, sum_exec_runtime - prev_sum_exec_runtime; a
+-- stint never begins before the last one ended). Which request a worker
+-- runs, this kernel does not say (it has no kprobes): under DEFER_TASKRUN
+-- its completions are posted by the submitting thread, so its track shows
+-- when it worked, and a request's flow passes through it only where the
+-- worker itself posts the completion. And a counter of each process's
+-- io-workers, as they come and go.
+local PF_IO_WORKER = "0x10"
+local stint_ends = map{ name = "stint_ends", key = "u32", value = "u64", size = 4096 }
+local live_workers = map{ name = "live_workers", key = "u32", value = "s64", size = 4096 }
+local alive = map{ name = "alive", key = "u32", value = "u8", size = 4096 }  -- io-workers counted in
+local io_task = "(args.prev->flags & " .. PF_IO_WORKER .. ")"
+local is_worker = "(args.prev->comm[4] == 'w')"  -- iou-wrk-*, not iou-sqp-*
+local owner_traced = "(param.all_rings || map_has(owners, pid))"
+-- C: the process's io-worker count, after ADD; drawn where `count` is set.
+local function count_workers(add)
+  return "__s64 *__n = map_ptr(live_workers, pid); if (!__n) { map_set(live_workers, pid, 0); " ..
+         "__n = map_ptr(live_workers, pid); } if (__n) { *__n += " .. add .. "; count = *__n; }"
+end
+local workers_counter = { kind = "counter", name = "io-workers", category = cat,
+                          args = { io_workers = "(__s64)count" }, when = "count >= 0" }
+probe("tp_btf:sched_switch", {
+  filter = io_task .. " && " .. owner_traced,
+  action = "__u64 ran = args.prev->se.sum_exec_runtime - args.prev->se.prev_sum_exec_runtime; " ..
+           "__u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid); " ..
+           "if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs; " ..
+           "map_set(stint_ends, tid, nsecs); __s64 count = -1; " ..
+           "if (" .. is_worker .. " && !map_has(alive, tid)) { map_set(alive, tid, 1); " ..
+           "map_set(workers, tid, 1); " .. count_workers(1) .. " }",
+  draw = {
+    { kind = "slice", name = "running", category = cat, duration = "(__u64)(nsecs - begin)" },
+    workers_counter,
+  },
+})
+-- An io-worker that exits leaves the count.
+probe("tracepoint:sched:sched_process_exit", {
+  filter = "map_has(alive, tid) && " .. owner_traced,
+  action = "map_del(alive, tid); map_del(stint_ends, tid); __s64 count = -1; " .. count_workers(-1),
+  draw = workers_counter,
 })
 
 -- Ring events without a request.

@@ -302,6 +302,24 @@ TEST_F(E2eUringFio, BufferedWritesHopToIoWorkersEachOneWholeFlow) {
   EXPECT_EQ(on_threads(t, "complete", "iou-wrk-"), 0u);
   for (const auto *r : t.named("complete"))
     EXPECT_EQ(r->tid, create[0]->tid);
+  // Still, the io-workers are there: each has a track of running slices,
+  // and the summary counts them, as does the process's io-workers counter.
+  auto names = thread_names(t);
+  std::set<uint64_t> workers;
+  for (const auto *r : t.named("running")) {
+    EXPECT_TRUE(starts_with(names[r->tid], "iou-wrk-")) << names[r->tid];
+    EXPECT_EQ(r->pid, create[0]->pid);
+    workers.insert(r->tid);
+  }
+  ASSERT_GE(workers.size(), 1u);
+  EXPECT_TRUE(contains(run.result.err, ", " + std::to_string(workers.size()) + " io-workers, "))
+      << run.result;
+  uint64_t most = 0;
+  for (const auto &r : t.records)
+    if (r.type == 4 && r.event_type == 1 && r.name == "io-workers")
+      most = std::max(most, arg(r, "io_workers"));
+  EXPECT_GE(most, 1u);
+  EXPECT_LE(most, workers.size());
 }
 
 TEST_F(E2eUringFio, BufferedWritesOnAnSqpollRingCompleteOnIoWorkers) {
@@ -314,6 +332,18 @@ TEST_F(E2eUringFio, BufferedWritesOnAnSqpollRingCompleteOnIoWorkers) {
   EXPECT_EQ(flows.steps["queue_async_work"], run.counts.writes);
   EXPECT_EQ(on_threads(t, "queue_async_work", "iou-sqp-"), run.counts.writes);
   EXPECT_EQ(on_threads(t, "complete", "iou-wrk-"), run.counts.writes);
+  // Each completion an io-worker posts is inside one of its running slices.
+  auto names = thread_names(t);
+  auto running = t.named("running");
+  for (const auto *c : t.named("complete"))
+    if (starts_with(names[c->tid], "iou-wrk-"))
+      EXPECT_TRUE(std::any_of(running.begin(), running.end(),
+                              [&](const auto *r) {
+                                return r->tid == c->tid && r->ts <= c->ts && r->extra >= c->extra;
+                              }))
+          << "complete at " << c->ts;
+  // The SQ poll thread has its running slices too.
+  EXPECT_GT(on_threads(t, "running", "iou-sqp-"), 0u);
   // The io-workers' tracks belong to fio's job process.
   auto create = t.named("create");
   ASSERT_EQ(create.size(), 1u);
