@@ -218,8 +218,6 @@ local function multishot(opcode)
   end
   return ("(%s < 64 && (0x%xULL >> %s & 1))"):format(opcode, mask, opcode)
 end
--- Where a request is first seen (after ring_state): counted, kept (1) or
--- dropped (2), remembered, and left undrawn when dropped.
 -- C: whether the completions waiting in ring CTX's queue and its requests
 -- in flight (this one included) are more than the queue holds.
 local function cq_may_overflow(ctx)
@@ -227,10 +225,14 @@ local function cq_may_overflow(ctx)
   return "((__u32)(" .. x .. "->cached_cq_tail - " .. x .. "->rings->cq.head) + " ..
          "(ring->submitted - ring->completed + ring->aux) > " .. x .. "->cq_entries)"
 end
+-- Where a request is first seen (after ring_state): counted, indexed by
+-- user_data once its ring came near overflowing, kept (1) or dropped (2),
+-- remembered, and left undrawn when dropped.
 local function decide(A)
   return "ring->submitted += 1; " ..
          "if (!ring->near && " .. cq_may_overflow(A.ctx) .. ") ring->near = 1; " ..
-         "if (ring->near) map_set(near_overflow, " .. by_user_data_key(A, "near_overflow") .. ", (__u64)" .. A.req .. "); " ..
+         "if (ring->near) map_set(near_overflow, " .. by_user_data_key(A, "near_overflow") ..
+         ", (__u64)" .. A.req .. "); " ..
          "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
          "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
          "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
@@ -355,7 +357,8 @@ local last_completion = traced_before_room and
 -- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           "ring->completed += 1; " .. last_completion .. "if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
+           "ring->completed += 1; " .. last_completion ..
+           "if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
@@ -399,7 +402,8 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
     { kind = "slice", name = "complete", category = cat, when = "ends",
       args = { res = "args.res", cflags = "args.cflags", overflowed = "(bool)1" },
       flow = { id = flow_of({ req = "req", ctx = "args.ctx" }), point = "end" } },
-    { kind = "instant", name = "overflow", category = cat, track = { id = "(__u64)args.ctx", name = "ring" },
+    { kind = "instant", name = "overflow", category = cat,
+      track = { id = "(__u64)args.ctx", name = "ring" },
       args = { user_data = "args.user_data", res = "args.res", overflows = "(__u64)overflows" } },
   },
 })
