@@ -408,17 +408,35 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
   },
 })
 
--- The kernel's io threads of a traced process (PF_IO_WORKER tasks: the
--- io-wq workers, iou-wrk-*, and SQ poll threads, iou-sqp-*): a `running`
--- slice on the thread's track for each stint on a CPU, drawn as it leaves
--- the CPU, in its own context (sched_switch: the scheduler has just added
--- the stint to its runtime, sum_exec_runtime - prev_sum_exec_runtime; a
--- stint never begins before the last one ended). Which request a worker
--- runs, this kernel does not say (it has no kprobes): under DEFER_TASKRUN
--- its completions are posted by the submitting thread, so its track shows
--- when it worked, and a request's flow passes through it only where the
--- worker itself posts the completion. And a counter of each process's
--- io-workers, as they come and go.
+-- Where the kernel lets a probe see which request an io-worker runs
+-- (fentry, or a kprobe, on io_issue_sqe, which a worker calls for each
+-- request it runs), an `issue` slice per request on the worker's track,
+-- in the request's flow.
+local issue_at = available({ "fentry:io_issue_sqe", "kprobe:io_issue_sqe" })
+if issue_at then
+  local on_io_worker = "(comm[0] == 'i' && comm[1] == 'o' && comm[2] == 'u' && comm[3] == '-' " ..
+                       "&& comm[4] == 'w')"  -- iou-wrk-*
+  latency{ name = "issue", start = issue_at,
+           stop = (issue_at:gsub("^fentry:", "fexit:"):gsub("^kprobe:", "kretprobe:")),
+           key = "tid", filter = on_io_worker .. " && " .. kept("args.req"),
+           carry = { req = "(__u64)args.req", ctx = "(__u64)args.req->ctx" },
+           draw = { { kind = "slice", name = "issue", category = cat, duration = "latency",
+                      flow = { id = flow_of({ req = "start.req", ctx = "start.ctx" }),
+                               point = "step" } } } }
+end
+-- Elsewhere (no kprobes, no fentry), the kernel's io threads of a traced
+-- process (PF_IO_WORKER tasks: the io-wq workers, iou-wrk-*, and SQ poll
+-- threads, iou-sqp-*) have a `running` slice on their track for each stint
+-- on a CPU, drawn as it leaves the CPU, in its own context (sched_switch:
+-- the scheduler has just added the stint to its runtime, sum_exec_runtime
+-- - prev_sum_exec_runtime; a stint never begins before the last one
+-- ended). Which request a worker runs is not said there: under
+-- DEFER_TASKRUN its completions are posted by the submitting thread, so its
+-- track shows when it worked, and a request's flow passes through it only
+-- where the worker itself posts the completion. (Not with the issue
+-- slices: a request may sleep in the middle of one, and slices that cross
+-- are dropped.) Everywhere, a counter of each process's io-workers, as
+-- they come and go.
 local PF_IO_WORKER = "0x10"
 local stint_ends = map{ name = "stint_ends", key = "u32", value = "u64", size = 4096 }
 local live_workers = map{ name = "live_workers", key = "u32", value = "s64", size = 4096 }
@@ -442,8 +460,9 @@ probe("tp_btf:sched_switch", {
            "if (" .. is_worker .. " && !map_has(alive, tid)) { map_set(alive, tid, 1); " ..
            "map_set(workers, tid, 1); " .. count_workers(1) .. " }",
   draw = {
-    { kind = "slice", name = "running", category = cat, duration = "(__u64)(nsecs - begin)" },
     workers_counter,
+    not issue_at and
+      { kind = "slice", name = "running", category = cat, duration = "(__u64)(nsecs - begin)" } or nil,
   },
 })
 -- An io-worker that exits leaves the count.

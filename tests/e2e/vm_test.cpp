@@ -290,6 +290,21 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   EXPECT_GE(t.flow_points(8), submitted.size());
   EXPECT_EQ(t.flow_points(8), t.flow_points(10));
   EXPECT_FALSE(t.named("complete").empty());
+  // 6.1 has fentry: each request an io-worker runs is an issue slice on
+  // the worker, a step of the request's flow.
+  EXPECT_TRUE(contains(uring.err, "fentry:io_issue_sqe")) << uring;
+  std::map<uint64_t, std::string> thread_names;
+  for (const auto &r : t.records)
+    if (r.type == 7 && r.object_type == 2)
+      thread_names[r.koid] = r.name;
+  auto issues = t.named("issue");
+  EXPECT_EQ(issues.empty(), t.named("queue_async_work").empty());
+  EXPECT_GE(issues.size(), t.named("queue_async_work").size());
+  for (const auto *r : issues)
+    EXPECT_EQ(thread_names[r->tid].rfind("iou-wrk-", 0), 0u) << thread_names[r->tid];
+  EXPECT_GE(t.flow_points(9), issues.size());
+  std::cout << "[ vm       ] uring_demo: " << issues.size() << " issue slices on io-workers, "
+            << t.named("queue_async_work").size() << " requests punted\n";
   auto dump = result("dump");
   EXPECT_EQ(dump.rc, 0) << dump;
   EXPECT_TRUE(contains(dump.out, " io_uring/submit ")) << dump;
