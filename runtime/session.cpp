@@ -227,6 +227,10 @@ struct RunState {
     events++;
     if (!stopping)
       return Take::Process;
+    // A first stop signal during a stop nobody asked for (the traced
+    // work ended) bounds it as if it had stopped tracing; a second cuts.
+    if (process_until == Clock::time_point::max() && stop_signal_count() > signals_at_stop)
+      begin_stop(true);
     auto now = Clock::now();
     if (now >= count_until) {
       unprocessed++;
@@ -399,11 +403,12 @@ std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &f
   return line;
 }
 
-// Runs the end handlers once tracing stopped. They get a second; a stop
-// signal after the one that stopped tracing cuts them at once. Returns
-// the error that ended them, or "".
+// Runs the end handlers once tracing stopped. They get a second; a second
+// stop signal cuts them at once (the first, even when the traced work
+// ended first, is a request to stop that they are already answering).
+// Returns the error that ended them, or "".
 std::string run_end_handlers(const Resolution &resolution, LuaScript &script) {
-  int signals_before = stop_signal_count();
+  int signals_before = std::max(stop_signal_count(), 1);
   set_lua_limits(signals_before, Clock::now() + kEndHandlersTime);
   for (const auto &u : resolution.user) {
     if (u.name.kind != ProbeKind::End)

@@ -170,6 +170,37 @@ TEST_F(E2eStops, StopSignalCutsTheHandlingOfWhatTheCommandLeft) {
   EXPECT_TRUE(contains(r.err, " not processed")) << r;
 }
 
+// A stop signal that comes as the traced work ends by itself (the -p
+// process exits as the user presses Ctrl-C, say) is a request to stop
+// that the end handlers are already answering: it does not cut them, a
+// second one does, and so does their second running out.
+TEST_F(E2eStops, OnlyASecondStopSignalCutsTheEndHandlers) {
+  TempDir dir;
+  std::string script = dir.write("end.lua",
+                                 "fxt{ file = \"end.fxt\" }\n"
+                                 "probe(\"tracepoint:io_uring:io_uring_complete\", {\n"
+                                 "  draw = { kind = \"instant\", name = \"complete\" } })\n"
+                                 "probe(\"end\", function()\n"
+                                 "  while true do pcall(function() while true do end end) end\n"
+                                 "end)\n");
+  for (int signals : {1, 2}) {
+    SCOPED_TRACE(std::to_string(signals) + " SIGINT");
+    Process tracer(mt({"-o", dir.file("t.fxt"), "-c", "true", script}));
+    ASSERT_TRUE(tracer.wait_for_err("moontrace: wrote ")) << tracer.wait(1s);
+    for (int i = 0; i < signals; i++) {
+      tracer.signal(SIGINT);
+      std::this_thread::sleep_for(50ms);
+    }
+    auto r = tracer.wait(10s);
+    EXPECT_EQ(r.exit_code, 1) << r;
+    EXPECT_TRUE(contains(r.err, signals == 1 ? "end.lua:5: the end handler was stopped: still "
+                                               "running 1 s after tracing stopped\n"
+                                             : "end.lua:5: the end handler was interrupted by a "
+                                               "stop signal\n"))
+        << r;
+  }
+}
+
 // Ctrl-C while Clang compiles: moontrace leaves at once, with 128 + signal,
 // and the -c command never runs.
 TEST_F(E2eStops, StopSignalDuringTheCompileLeavesAtOnce) {
