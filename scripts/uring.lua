@@ -428,9 +428,10 @@ end
 -- process (PF_IO_WORKER tasks: the io-wq workers, iou-wrk-*, and SQ poll
 -- threads, iou-sqp-*) have a `running` slice on their track for each stint
 -- on a CPU, drawn as it leaves the CPU, in its own context (sched_switch:
--- the scheduler has just added the stint to its runtime, sum_exec_runtime
--- - prev_sum_exec_runtime; a stint never begins before the last one
--- ended). Which request a worker runs is not said there: under
+-- the stint began when the scheduler last let it arrive, sched_info's
+-- last_arrival, on the run queue's clock, which has just been read; not
+-- from its runtime, which leaves out the time stolen by the hypervisor and
+-- spent in interrupts. A stint never begins before the last one ended). Which request a worker runs is not said there: under
 -- DEFER_TASKRUN its completions are posted by the submitting thread, so its
 -- track shows when it worked, and a request's flow passes through it only
 -- where the worker itself posts the completion. (Not with the issue
@@ -453,7 +454,7 @@ local workers_counter = { kind = "counter", name = "io-workers", category = cat,
                           args = { io_workers = "(__s64)count" }, when = "count >= 0" }
 probe("tp_btf:sched_switch", {
   filter = io_task .. " && " .. owner_traced,
-  action = "__u64 ran = args.prev->se.sum_exec_runtime - args.prev->se.prev_sum_exec_runtime; " ..
+  action = "__u64 ran = args.prev->se.cfs_rq->rq->clock - args.prev->sched_info.last_arrival; " ..
            "__u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid); " ..
            "if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs; " ..
            "map_set(stint_ends, tid, nsecs); __s64 count = -1; " ..
