@@ -122,6 +122,38 @@ bool KernelBtf::function_signature(const std::string &function, BtfSignature &ou
   return signature_from_proto(btf_, btf__type_by_id(btf_, id)->type, 0, out);
 }
 
+namespace {
+
+bool record_has_member(const struct btf *btf, const struct btf_type *record,
+                       const std::string &member) {
+  const struct btf_member *m = btf_members(record);
+  for (int i = 0; i < btf_vlen(record); i++, m++) {
+    const char *name = btf__name_by_offset(btf, m->name_off);
+    if (name && name == member)
+      return true;
+    if (name && *name)
+      continue;
+    const struct btf_type *anonymous = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+    if (anonymous && btf_is_composite(anonymous) && record_has_member(btf, anonymous, member))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool KernelBtf::has_member(const std::string &kind, const std::string &name,
+                           const std::string &member) const {
+  int id = btf__find_by_name_kind(btf_, name.c_str(),
+                                  kind == "union" ? BTF_KIND_UNION : BTF_KIND_STRUCT);
+  if (id > 0)
+    return record_has_member(btf_, btf__type_by_id(btf_, id), member);
+  for (const auto &module : modules())
+    if (module->has_member(kind, name, member))
+      return true;
+  return false;
+}
+
 bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature &out) const {
   // The __bpf_trace_ function has the argument names; the typedef only types.
   int fn = function_id("__bpf_trace_" + event);

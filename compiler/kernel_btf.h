@@ -52,6 +52,10 @@ class KernelBtf {
   // The loaded modules' BTF.
   const std::vector<std::unique_ptr<KernelBtf>> &modules() const;
   bool function_signature(const std::string &function, BtfSignature &out) const;
+  // Whether `struct NAME` (`kind` "struct") or `union NAME` has a member
+  // called `member`, directly or in an anonymous struct or union in it.
+  bool has_member(const std::string &kind, const std::string &name,
+                  const std::string &member) const;
   // tp_btf / raw tracepoint arguments, from the btf_trace_<event> typedef.
   bool raw_tracepoint_signature(const std::string &event, BtfSignature &out) const;
   // A tracepoint's record from struct trace_event_raw_<event>, for when

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <lua.hpp>
+#include <regex>
 #include <set>
 
 #include "compiler/c_generator.h"
@@ -481,6 +482,25 @@ struct LuaApi {
       return 2;
     }
     lua_pushstring(L, names[chosen->index].c_str());
+    return 1;
+  }
+
+  // has_field(TYPE, FIELD) -> whether this kernel's TYPE ("struct NAME" or
+  // "union NAME") has a member FIELD, directly or in an anonymous member:
+  // a script words its C for the kernel's version of a structure.
+  static int has_field(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string type = luaL_checkstring(L, 1), field = luaL_checkstring(L, 2);
+    static const std::regex record("(struct|union) ([A-Za-z_][A-Za-z0-9_]*)");
+    std::smatch m;
+    if (!std::regex_match(type, m, record))
+      return luaL_argerror(L, 1, "expected \"struct NAME\" or \"union NAME\"");
+    const KernelBtf *btf = s.kernel().btf();
+    bool has = btf && btf->has_member(m[1], m[2], field);
+    ScriptLocation where = caller(L);
+    s.notes_.push_back(where.file + ":" + std::to_string(where.line) + ": has_field: " + type +
+                       " " + field + ": " + (has ? "yes" : "no"));
+    lua_pushboolean(L, has);
     return 1;
   }
 
@@ -1215,6 +1235,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
                           {"exit", LuaApi::exit},
                           {"fxt", LuaApi::fxt},
                           {"available", LuaApi::available},
+                          {"has_field", LuaApi::has_field},
                           {"arguments", LuaApi::arguments},
                           {"notice", LuaApi::notice},
                           {"disk", LuaApi::disk},

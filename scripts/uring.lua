@@ -13,7 +13,7 @@
 -- mark when the application consumed completions since its last enter, and
 -- an "overflow" mark for each completion that found the queue full. At
 -- exit, a summary on stderr (JSON with -f json): per opcode and path
--- (inline, poll, io-worker) the requests and their p50/p99 latency,
+-- (inline, poll, io-worker, retried) the requests and their p50/p99 latency,
 -- requests per enter, io-workers seen, overflowed completions and events
 -- lost, then findings. Without -c or -p it traces every ring created while
 -- it runs, until Ctrl-C.
@@ -75,9 +75,9 @@ local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
 -- address is unique while it is in flight): whether sampling keeps it
 -- (keep: 1 kept, 2 dropped, 0 completed: the entry is free; every later
 -- hop of a kept request is drawn, and none of a dropped one), and for the
--- summary its opcode, its path (0 inline, 1 poll, 2 io-worker) and when it
--- was submitted. Only a fifth request in flight in one bucket takes the
--- entry of another (65536 entries).
+-- summary its opcode, its path (0 inline, 1 poll, 2 io-worker, 3 retried)
+-- and when it was submitted. Only a fifth request in flight in one bucket
+-- takes the entry of another (65536 entries).
 local requests = map{ name = "requests", type = "array", key = "u32",
                       value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
                                 path = "u8" }, size = 65536 }
@@ -104,7 +104,31 @@ end
 local function new_request(req)
   return bucket_entry(req, "__e->req == __q || !__e->keep", "map_ptr(requests, __b)")
 end
-local INLINE, POLL, IO_WORKER = 0, 1, 2
+local INLINE, POLL, IO_WORKER, RETRIED = 0, 1, 2, 3
+-- A buffered read that finds its pages still being read in does not
+-- block: its first issue arms a wait on the page and returns; the page's
+-- unlock queues task work that issues it again, and that completes it:
+-- the retried path. No event says so, but the request does when it
+-- completes, in the member armed for it: from 6.6, where a read's prep
+-- clears the kiocb's ki_waitq (shared with dio_complete), the wait queue
+-- entry; before, the request's async_data, which only a read that has to
+-- wait or go on in pieces allocates (a linked READV has it too).
+local function is_read(opcode)
+  return "(" .. opcode .. " == 1 /* READV */ || " .. opcode .. " == 4 /* READ_FIXED */ || " ..
+         opcode .. " == 22 /* READ */)"
+end
+local IOCB_DIRECT = "(1 << 17)"
+local armed_member = has_field("struct kiocb", "dio_complete") and "((struct kiocb *)__k)->ki_waitq"
+                     or "((struct io_kiocb *)__k)->async_data"
+-- C, where request REQ of opcode OPCODE completes: its local `path`,
+-- retried where the request says so (never for direct I/O).
+local function path_at_completion(req, opcode)
+  return "if (path == " .. INLINE .. " && " .. is_read(opcode) .. ") { __u64 __k = (__u64)(" ..
+         req .. "), __armed = 0; int __flags = 0; " ..
+         "bpf_probe_read_kernel(&__armed, sizeof(__armed), &" .. armed_member .. "); " ..
+         "bpf_probe_read_kernel(&__flags, sizeof(__flags), &((struct kiocb *)__k)->ki_flags); " ..
+         "if (__armed && !(__flags & " .. IOCB_DIRECT .. ")) path = " .. RETRIED .. "; } "
+end
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- counted per CPU in an array the kernel indexes inline (a hash costs a
 -- lookup, and an insert the first time): a row of slots per opcode (0-63,
@@ -113,7 +137,7 @@ local INLINE, POLL, IO_WORKER = 0, 1, 2
 -- the rows used, so that the summary reads those only (all of a big array
 -- per CPU would delay the exit). Then io_uring_enter calls and the
 -- requests they submitted, io-worker threads.
-local LATENCY_SLOTS, OTHER_OPCODES, PATHS = 384, 64, 3
+local LATENCY_SLOTS, OTHER_OPCODES, PATHS = 384, 64, 4
 local ROWS = (OTHER_OPCODES + 1) * PATHS
 local latencies = map{ name = "latencies", type = "percpu_array", key = "u32", value = "u64",
                        size = ROWS * LATENCY_SLOTS }
@@ -361,6 +385,7 @@ probe(complete_at, {
            "if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
+           path_at_completion("args.req", "r_opcode") ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (ring->near) map_del(near_overflow, " .. by_user_data_key(C, "near_overflow") .. "); " ..
@@ -395,6 +420,7 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
            "if (!req) req = map_get(by_user_data, " .. overflow_multishot_key .. "); " ..
            "__auto_type r = req ? " .. request_of("req") .. " : NULL; if (r) { " ..
            "__u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1; r->keep = 0; " ..
+           path_at_completion("req", "r_opcode") ..
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
            "map_del(near_overflow, " .. overflow_key .. "); " ..
            "map_del(by_user_data, " .. overflow_multishot_key .. "); } } }",
@@ -562,7 +588,8 @@ latency(enter)
 -- At exit, the summary.
 local quantiles = require "quantiles"
 
-local path_names = { [INLINE] = "inline", [POLL] = "poll", [IO_WORKER] = "io-worker" }
+local path_names = { [INLINE] = "inline", [POLL] = "poll", [IO_WORKER] = "io-worker",
+                     [RETRIED] = "retried" }
 
 local function summary()
   local by_op = {}

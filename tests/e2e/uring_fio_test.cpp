@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,6 +76,18 @@ FioRun fio_traced(const std::string &job_options, int mib = 4) {
   out.counts.trims = job["trim"]["total_ios"].get<uint64_t>();
   out.counts.syncs = job["sync"]["total_ios"].get<uint64_t>();
   return out;
+}
+
+// The summary's requests by (opcode, path), from its text table.
+std::map<std::pair<std::string, std::string>, uint64_t> requests_by_path(const std::string &err) {
+  std::map<std::pair<std::string, std::string>, uint64_t> rows;
+  static const std::regex row(R"(^(\S+) +(inline|poll|io-worker|retried) +(\d+) )");
+  for (const auto &line : lines(err)) {
+    std::smatch m;
+    if (std::regex_search(line, m, row))
+      rows[{m[1], m[2]}] = std::stoull(m[3]);
+  }
+  return rows;
 }
 
 bool starts_with(const std::string &s, const std::string &prefix) {
@@ -259,6 +272,10 @@ TEST_F(E2eUringFio, CachedRandomReadsCompleteInlineEachOneWholeFlow) {
   EXPECT_TRUE(t.named("queue_async_work").empty());
   EXPECT_EQ(flows.steps["file_get"], run.counts.reads);
   EXPECT_FALSE(contains(run.result.err, "punted_to_io_wq")) << run.result;
+  auto by_path = requests_by_path(run.result.err);
+  EXPECT_EQ(by_path.size(), 1u) << run.result;
+  EXPECT_EQ(by_path.begin()->first.second, "inline") << run.result;
+  EXPECT_EQ(by_path.begin()->second, run.counts.reads) << run.result;
   EXPECT_EQ(flows.steps.size(), 1u);
   size_t inline_reads = 0, enter_starts_late = 0;
   for (const auto &[submit, complete] : flows.ends) {
@@ -272,6 +289,29 @@ TEST_F(E2eUringFio, CachedRandomReadsCompleteInlineEachOneWholeFlow) {
   EXPECT_EQ(enter_starts_late, 0u);
   RecordProperty("io_uring_enter_slices_starting_after_their_submit",
                  std::to_string(enter_starts_late));
+}
+
+// Reads of a file whose page cache was dropped find their pages being read
+// in: the kernel does not block them, it arms a wait on the page and issues
+// the read again from task work once the page is there. The summary calls
+// them retried (all but those whose pages another read brought in first);
+// direct reads, which the device completes, stay inline.
+TEST_F(E2eUringFio, UncachedBufferedReadsAreRetriedOnceTheirPagesAreIn) {
+  FioRun run = fio_traced("--rw=randread --invalidate=1 --pre_read=0");
+  EXPECT_EQ(run.counts.reads, 1024u);
+  expect_one_whole_flow_per_io(run);
+  auto by_path = requests_by_path(run.result.err);
+  std::string op = by_path.count({"READV", "retried"}) ? "READV" : "READ";
+  uint64_t retried = by_path[{op, "retried"}], inline_reads = by_path[{op, "inline"}];
+  EXPECT_EQ(retried + inline_reads, run.counts.reads) << run.result;
+  EXPECT_GE(retried, run.counts.reads * 9 / 10) << run.result;
+  RecordProperty("retried_reads", std::to_string(retried));
+  EXPECT_TRUE(run.trace.named("queue_async_work").empty());
+
+  FioRun direct = fio_traced("--rw=randread --pre_read=0 --direct=1");
+  EXPECT_EQ(direct.counts.reads, 1024u);
+  for (const auto &[row, requests] : requests_by_path(direct.result.err))
+    EXPECT_EQ(row.second, "inline") << direct.result;
 }
 
 TEST_F(E2eUringFio, BufferedWritesHopToIoWorkersEachOneWholeFlow) {

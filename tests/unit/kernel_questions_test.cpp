@@ -18,17 +18,21 @@ namespace {
 
 using Loaded = testing::LoadedScript;
 
-// A kernel whose BTF has vfs_x(struct inode *inode) and whose module
-// "extfs" has extfs_open(struct inode *inode, int flags); kprobes work,
-// fentry does not, and one disk is there.
+// A kernel whose BTF has vfs_x(struct inode *inode) (an inode has i_ino,
+// and i_private in an anonymous union) and whose module "extfs" has
+// extfs_open(struct inode *inode, int flags) and struct extfs_sb; kprobes
+// work, fentry does not, and one disk is there.
 class ModuleKernel : public testing::FakeKernel {
  public:
   ModuleKernel() {
     struct btf *base = btf__new_empty();
     int ulong = btf__add_int(base, "unsigned long", 8, 0);
     int sint = btf__add_int(base, "int", 4, BTF_INT_SIGNED);
-    int inode = btf__add_struct(base, "inode", 8);
+    int anonymous = btf__add_union(base, nullptr, 8);
+    btf__add_field(base, "i_private", ulong, 0, 0);
+    int inode = btf__add_struct(base, "inode", 16);
     btf__add_field(base, "i_ino", ulong, 0, 0);
+    btf__add_field(base, nullptr, anonymous, 64, 0);
     int inode_ptr = btf__add_ptr(base, inode);
     int proto = btf__add_func_proto(base, sint);
     btf__add_func_param(base, "inode", inode_ptr);
@@ -40,6 +44,8 @@ class ModuleKernel : public testing::FakeKernel {
     btf__add_func_param(split, "inode", inode_ptr);
     btf__add_func_param(split, "flags", sint);
     btf__add_func(split, "extfs_open", BTF_FUNC_STATIC, mproto);
+    btf__add_struct(split, "extfs_sb", 8);
+    btf__add_field(split, "s_magic", ulong, 0, 0);
     auto module = std::make_unique<KernelBtf>(split, "extfs");
     module_ = module.get();
     vmlinux_->add_module(std::move(module));
@@ -129,6 +135,32 @@ assert(none == nil and why:find("kprobe:nothing: no such function", 1, true), wh
 )",
            kernel);
   EXPECT_NO_THROW(l.script.declare());
+}
+
+// has_field() tells a script which version of a kernel structure it has,
+// members of anonymous unions and modules' structures included.
+TEST(KernelQuestions, HasFieldLooksInsideAnonymousMembersAndModules) {
+  ModuleKernel kernel;
+  Asking l(R"(assert(has_field("struct inode", "i_ino") == true)
+assert(has_field("struct inode", "i_private") == true)
+assert(has_field("struct inode", "i_size") == false)
+assert(has_field("union inode", "i_ino") == false)
+assert(has_field("struct extfs_sb", "s_magic") == true)
+assert(has_field("struct no_such", "x") == false)
+)",
+           kernel);
+  EXPECT_NO_THROW(l.script.declare());
+  ASSERT_EQ(l.script.notes().size(), 6u);
+  EXPECT_EQ(l.script.notes()[0], "t.lua:1: has_field: struct inode i_ino: yes");
+  Asking bad("\nhas_field('inode', 'i_ino')\n", kernel);
+  try {
+    bad.script.declare();
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "t.lua:2: bad argument #1 to 'has_field' (expected \"struct NAME\" or \"union NAME\")");
+  }
 }
 
 TEST(KernelQuestions, AvailableRefusesMalformedNamesAtTheScriptLine) {
