@@ -1,6 +1,7 @@
 #include "runtime/lua_script.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -582,6 +583,12 @@ struct LuaApi {
     lua_setfield(L, -2, "minor");
     lua_pushinteger(L, (lua_Integer(major) << 20) | minor);
     lua_setfield(L, -2, "dev");
+    return 1;
+  }
+
+  // ncpus() -> the number of CPUs online, as bpftrace's ncpus.
+  static int ncpus(lua_State *L) {
+    lua_pushinteger(L, std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
     return 1;
   }
 
@@ -1240,6 +1247,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
                           {"notice", LuaApi::notice},
                           {"disk", LuaApi::disk},
                           {"strftime", LuaApi::strftime},
+                          {"ncpus", LuaApi::ncpus},
                           {"lost", LuaApi::lost},
                           {"report", LuaApi::report}};
   for (const auto &f : api) {

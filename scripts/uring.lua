@@ -468,13 +468,17 @@ local PF_IO_WORKER = "0x10"
 local stint_ends = map{ name = "stint_ends", key = "u32", value = "u64", size = 4096 }
 local live_workers = map{ name = "live_workers", key = "u32", value = "s64", size = 4096 }
 local alive = map{ name = "alive", key = "u32", value = "u8", size = 4096 }  -- io-workers counted in
+-- Each process's most io-workers at once, for the summary.
+local most_workers = map{ name = "most_workers", key = "u32", value = "s64", size = 4096 }
 local io_task = "(args.prev->flags & " .. PF_IO_WORKER .. ")"
 local is_worker = "(args.prev->comm[4] == 'w')"  -- iou-wrk-*, not iou-sqp-*
 local owner_traced = "(param.all_rings || map_has(owners, pid))"
 -- C: the process's io-worker count, after ADD; drawn where `count` is set.
 local function count_workers(add)
   return "__s64 *__n = map_ptr(live_workers, pid); if (!__n) { map_set(live_workers, pid, 0); " ..
-         "__n = map_ptr(live_workers, pid); } if (__n) { *__n += " .. add .. "; count = *__n; }"
+         "__n = map_ptr(live_workers, pid); } if (__n) { *__n += " .. add .. "; count = *__n; } " ..
+         (add > 0 and "if (count > map_get(most_workers, pid)) map_set(most_workers, pid, count);"
+                   or "")
 end
 local workers_counter = { kind = "counter", name = "io-workers", category = cat,
                           args = { io_workers = "(__s64)count" }, when = "count >= 0" }
@@ -622,10 +626,14 @@ local function summary()
   end)
   local calls, submitted = enters:get(0) or 0, enters:get(1) or 0
   local overflows = enters:get(OVERFLOWS) or 0
-  local seen = 0
+  local seen, at_once, busiest = 0, 0, 0
   for _ in pairs(workers:entries()) do seen = seen + 1 end
+  for _, e in ipairs(most_workers:entries()) do
+    if e.value > at_once then at_once, busiest = e.value, e.key end
+  end
   return { requests = requests, ops = ops, enters = calls, submitted = submitted,
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
+           io_workers_at_once = at_once, io_workers_process = busiest,
            overflows = overflows,
            lost = lost() }
 end
@@ -658,6 +666,17 @@ local function diagnose(s)
          string.format("%d of %d requests (%.0f%%) ran on io-workers: %s", punted, s.requests,
                        100 * punted / s.requests, table.concat(parts, ", ")),
          { requests = punted, share = punted / s.requests, ops = ops })
+  end
+  -- io-wq starts a worker for each request that blocks while the others
+  -- are busy, up to 4 per CPU by default: more than the CPUs can run.
+  local cpus = ncpus()
+  if s.io_workers_at_once > cpus then
+    find("io_worker_fanout",
+         string.format("process %d ran %d io-workers at once on %d CPUs (%d io-workers seen in " ..
+                       "all): cap them with IORING_REGISTER_IOWQ_MAX_WORKERS, or block less",
+                       s.io_workers_process, s.io_workers_at_once, cpus, s.io_workers),
+         { pid = s.io_workers_process, at_once = s.io_workers_at_once, cpus = cpus,
+           io_workers = s.io_workers })
   end
   -- A system call per request or two: what io_uring is there to save.
   if s.enters > 0 and s.requests_per_enter < 2 then

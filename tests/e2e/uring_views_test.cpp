@@ -2,6 +2,9 @@
 // each ring's track with its queue counters and reaping marks
 // (tests/workloads/uring_queues.c documents every value), and the summary
 // at exit, as text and as JSON.
+#include <unistd.h>
+
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -195,6 +198,32 @@ TEST_F(E2eUringViews, FindingsNameCqOverflowOnlyWhereThereIsOne) {
                        "findings:\n  cq_overflow: 36 completions found the completion "
                        "queue full"))
       << text;
+}
+
+// More io-workers at once than CPUs: uring_fanout blocks one worker per
+// request until it has as many as it asked for.
+TEST_F(E2eUringViews, FindingsNameIoWorkerFanoutOnlyWhereWorkersOutnumberCpus) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN), n = cpus + 2;
+  auto [t1, wide] = run_uring(workload("uring_fanout") + " " + std::to_string(n), {"-f", "json"});
+  auto found = findings_of(wide);
+  ASSERT_EQ(found.count("io_worker_fanout"), 1u) << wide;
+  const auto &evidence = found["io_worker_fanout"]["evidence"];
+  EXPECT_EQ(evidence["at_once"], n);
+  EXPECT_EQ(evidence["io_workers"], n);
+  EXPECT_EQ(evidence["cpus"], cpus);
+  auto create = t1.named("create");
+  ASSERT_EQ(create.size(), 1u);
+  EXPECT_EQ(evidence["pid"], create[0]->pid);
+  // The trace's io-workers counter of that process reached as many.
+  uint64_t most = 0;
+  for (const auto &r : t1.records)
+    if (r.type == 4 && r.event_type == 1 && r.name == "io-workers")
+      most = std::max(most, arg(r, "io_workers"));
+  EXPECT_EQ(most, static_cast<uint64_t>(n));
+  auto [t2, one] = run_uring(workload("uring_fanout") + " 1", {"-f", "json"});
+  auto single = findings_of(one);
+  EXPECT_EQ(single.count("punted_to_io_wq"), 1u) << one;
+  EXPECT_EQ(single.count("io_worker_fanout"), 0u) << one;
 }
 
 }  // namespace

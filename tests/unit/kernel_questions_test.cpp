@@ -3,6 +3,7 @@
 // functions and the generator takes their types from the module's BTF.
 #include <bpf/btf.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <regex>
 
@@ -186,11 +187,13 @@ assert(none == nil and why == "no such disk 'sdq'", why)
   EXPECT_NO_THROW(l.script.declare());
 }
 
-TEST(KernelQuestions, NoticeAndStrftime) {
+TEST(KernelQuestions, NoticeStrftimeAndNcpus) {
   ModuleKernel kernel;
   Asking l(
       "notice('%s layer cannot be traced', 'vfs')\nassert(strftime():match('^%d%d:%d%d:%d%d$'))\n"
-      "assert(strftime('%Y'):match('^%d%d%d%d$'))\n",
+      "assert(strftime('%Y'):match('^%d%d%d%d$'))\n"
+      "assert(ncpus() == " +
+          std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + ")\n",
       kernel);
   l.script.declare();
   EXPECT_EQ(l.script.notices(), std::vector<std::string>{"t.lua: vfs layer cannot be traced"});
