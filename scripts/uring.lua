@@ -152,10 +152,34 @@ local function count_latency(opcode, path, ns)
           "if (__n) *__n += 1; }"):format(opcode, ns, OTHER_OPCODES, OTHER_OPCODES, PATHS, path,
                                           LATENCY_SLOTS, LATENCY_SLOTS - 1, LATENCY_SLOTS - 1)
 end
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 3 }
-local OVERFLOWS = 2  -- the slot of enters counting completions through the overflow list
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 5 }
+-- Slots of enters: completions through the overflow list; completions
+-- left unreaped when their ring was closed or its process exited, and
+-- the rings that left some.
+local OVERFLOWS, UNREAPED, RINGS_UNREAPED = 2, 3, 4
+-- When the application reaps a completion (moves the completion queue's
+-- head past it, in its own memory), for the summary: the time of each
+-- ring's last 64 completions, by their place in the queue, and at each
+-- io_uring_enter (where the kernel sees the head moved), how long each
+-- completion reaped since the last one had waited, counted in log-linear
+-- slots like latencies.
+local REAP_TIMED = 64
+local completion_times = map{ name = "completion_times", type = "array", key = "u32",
+                              value = "u64", size = 4096 * REAP_TIMED }
+local reap_times = map{ name = "reap_times", type = "percpu_array", key = "u32", value = "u64",
+                        size = LATENCY_SLOTS }
 -- io-workers seen (threads of io-wq, named iou-wrk-*), for the summary.
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
+-- When a thread posted its first drawn completion of a request punted to
+-- io-wq since it last came on a CPU: an io-worker's running slice holds it
+-- (see sched_switch below).
+local stint_first = map{ name = "stint_first", type = "lru_hash", key = "u32", value = "u64",
+                         size = 4096 }
+-- Up to 4 rings of each process, to find what they left unreaped when it
+-- exits.
+local process_rings = map{ name = "process_rings", key = "u32",
+                           value = { a = "u64", b = "u64", c = "u64", d = "u64" }, size = 4096 }
+local RING_FIELDS = { "a", "b", "c", "d" }
 -- Each ring's fd in its process.
 local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
                         size = 4096 }
@@ -265,9 +289,22 @@ local function decide(A)
          "map_set(by_user_data, " .. by_user_data_key(A) .. ", (__u64)" .. A.req .. ");"
 end
 
+-- C: puts ring CTX in the first free field of process_rings entry P.
+local function remember_ring(P, ctx)
+  local t = {}
+  for i, f in ipairs(RING_FIELDS) do
+    t[#t + 1] = (i > 1 and "else " or "") .. "if (!" .. P .. "->" .. f .. ") " .. P .. "->" .. f ..
+                " = (__u64)(" .. ctx .. "); "
+  end
+  return table.concat(t)
+end
 probe("tracepoint:io_uring:io_uring_create", {
   action = claim_ring("args.ctx") .. "; map_set(owners, pid, 1); " ..
-           "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);",
+           "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx); " ..
+           "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) { " ..
+           "map_set(process_rings, pid, map_val(process_rings, .a = 0)); " ..
+           "rings_of = map_ptr(process_rings, pid); } if (rings_of) { " ..
+           remember_ring("rings_of", "args.ctx") .. "}",
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
                     sq_thread = "(bool)(args.flags & 2 /* IORING_SETUP_SQPOLL */)" } },
@@ -374,6 +411,13 @@ local last_completion = traced_before_room and
   ("{ __auto_type __l = map_ptr(last_cqe, 0); if (__l) { __l->ring = (__u64)args.ctx; " ..
    "__l->user_data = " .. C.user_data .. "; } } ") or ""
 
+-- C: counts a completion on ring CTX (state `ring`), stamped with its time.
+local function count_completion(ctx)
+  return "{ __u64 *__at = map_ptr(completion_times, " .. ring_slot(ctx) .. " * " .. REAP_TIMED ..
+         " + (ring->completed & " .. (REAP_TIMED - 1) .. ")); if (__at) *__at = nsecs; } " ..
+         "ring->completed += 1; "
+end
+
 -- Every completion of a traced ring is counted, sampled or not. The last
 -- one of a request ends it, counted for the summary, and its flow, unless
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
@@ -381,7 +425,7 @@ local last_completion = traced_before_room and
 -- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           "ring->completed += 1; " .. last_completion ..
+           count_completion("args.ctx") .. last_completion ..
            "if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
@@ -389,7 +433,8 @@ probe(complete_at, {
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (ring->near) map_del(near_overflow, " .. by_user_data_key(C, "near_overflow") .. "); " ..
-           "if (keep != 1) return 0;",
+           "if (keep != 1) return 0; if (path == " .. IO_WORKER .. " && !map_has(stint_first, tid)) " ..
+           "map_set(stint_first, tid, nsecs);",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
 })
@@ -415,7 +460,7 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
            (traced_before_room and
               "__auto_type last = map_ptr(last_cqe, 0); if (!last || last->ring != (__u64)args.ctx " ..
               "|| last->user_data != args.user_data) { " or "{ ") ..
-           "ring->completed += 1; if (args.cflags & 2) ring->aux += 1; else { " ..
+           count_completion("args.ctx") .. "if (args.cflags & 2) ring->aux += 1; else { " ..
            "req = map_get(near_overflow, " .. overflow_key .. "); " ..
            "if (!req) req = map_get(by_user_data, " .. overflow_multishot_key .. "); " ..
            "__auto_type r = req ? " .. request_of("req") .. " : NULL; if (r) { " ..
@@ -453,14 +498,17 @@ end
 -- Elsewhere (no kprobes, no fentry), the kernel's io threads of a traced
 -- process (PF_IO_WORKER tasks: the io-wq workers, iou-wrk-*, and SQ poll
 -- threads, iou-sqp-*) have a `running` slice on their track for each stint
--- on a CPU, drawn as it leaves the CPU, in its own context (sched_switch:
--- the stint began when the scheduler last let it arrive, sched_info's
--- last_arrival, on the run queue's clock, which has just been read; not
--- from its runtime, which leaves out the time stolen by the hypervisor and
--- spent in interrupts. A stint never begins before the last one ended). Which request a worker runs is not said there: under
--- DEFER_TASKRUN its completions are posted by the submitting thread, so its
--- track shows when it worked, and a request's flow passes through it only
--- where the worker itself posts the completion. (Not with the issue
+-- on a CPU, drawn as it leaves the CPU, in its own context (sched_switch).
+-- The stint began when the scheduler last let it arrive (sched_info's
+-- last_arrival, on the run queue's clock, which is read again just
+-- before; its runtime would leave out the time stolen by the hypervisor
+-- and spent in interrupts), or where the clock was not read again, when
+-- the thread posted its first completion since (stint_first): never after
+-- what it holds, never before the last stint ended. Which request a
+-- worker runs is not said there: under DEFER_TASKRUN its completions are
+-- posted by the submitting thread, so its track shows when it worked, and
+-- a request's flow passes through it only where the worker itself posts
+-- the completion. (Not with the issue
 -- slices: a request may sleep in the middle of one, and slices that cross
 -- are dropped.) Everywhere, a counter of each process's io-workers, as
 -- they come and go.
@@ -485,7 +533,8 @@ local workers_counter = { kind = "counter", name = "io-workers", category = cat,
 probe("tp_btf:sched_switch", {
   filter = io_task .. " && " .. owner_traced,
   action = "__u64 ran = args.prev->se.cfs_rq->rq->clock - args.prev->sched_info.last_arrival; " ..
-           "__u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid); " ..
+           "__u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid), *first = map_ptr(stint_first, tid); " ..
+           "if (first) { if (*first < begin) begin = *first; map_del(stint_first, tid); } " ..
            "if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs; " ..
            "map_set(stint_ends, tid, nsecs); __s64 count = -1; " ..
            "if (" .. is_worker .. " && !map_has(alive, tid)) { map_set(alive, tid, 1); " ..
@@ -499,7 +548,8 @@ probe("tp_btf:sched_switch", {
 -- An io-worker that exits leaves the count.
 probe("tracepoint:sched:sched_process_exit", {
   filter = "map_has(alive, tid) && " .. owner_traced,
-  action = "map_del(alive, tid); map_del(stint_ends, tid); __s64 count = -1; " .. count_workers(-1),
+  action = "map_del(alive, tid); map_del(stint_ends, tid); map_del(stint_first, tid); " ..
+           "__s64 count = -1; " .. count_workers(-1),
   draw = workers_counter,
 })
 
@@ -562,6 +612,20 @@ local function queues(ring)
                           cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
   return read, draw
 end
+-- C: how long each completion of ring CTX (state S) reaped since the last
+-- enter (from S->cq_head to cq_head) waited, for those of its last 64.
+local function time_reaping(ctx, S)
+  return ("__u32 __slot = %s, __done = (__u32)%s->completed, " ..
+          "__from = reaped > %d ? cq_head - %d : %s->cq_head; " ..
+          "for (__u32 __i = 0; __i < %d; __i++) { __u32 __idx = __from + __i; " ..
+          "if (__idx == cq_head) break; if (__done - __idx - 1 >= %d) continue; " ..
+          "__u64 *__at = map_ptr(completion_times, __slot * %d + (__idx & %d)); " ..
+          "if (!__at || !*__at || *__at > nsecs) continue; " ..
+          "__u32 __s = mt_log_linear_slot(nsecs - *__at); " ..
+          "__u64 *__n = map_ptr(reap_times, __s < %d ? __s : %d); if (__n) *__n += 1; } "):format(
+    ring_slot(ctx), S, REAP_TIMED, REAP_TIMED, S, REAP_TIMED, REAP_TIMED, REAP_TIMED,
+    REAP_TIMED - 1, LATENCY_SLOTS, LATENCY_SLOTS - 1)
+end
 local since_start = "(__u32)(state ? state->%s - start.%s : 0)"
 local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
                       { ring = "(__u64)ring", submitted = "(__u64)(state ? state->submitted : 0)",
@@ -575,6 +639,7 @@ enter.start_action = "__u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, 
                      "if (!state && !param.all_rings) return 0; " ..
                      read_entry .. "__u32 reaped = 0; if (state) { " ..
                      "reaped = state->entered ? cq_head - state->cq_head : 0; " ..
+                     "if (reaped) { " .. time_reaping("ring", "state") .. "} " ..
                      "state->cq_head = cq_head; state->entered = 1; }"
 enter.start_draw = {
   queues_at_entry,
@@ -588,6 +653,39 @@ enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. r
                     "map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) *submitted += args.ret; }"
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
+
+-- Completions left in a ring's queue when the application closes it, or
+-- when its process exits with it open (before the kernel closes its
+-- files), counted for the summary.
+local function count_unreaped(ctx)
+  local x = "((struct io_ring_ctx *)(" .. ctx .. "))"
+  return "{ __u32 __left = " .. x .. "->rings->cq.tail - " .. x .. "->rings->cq.head; " ..
+         "if (__left) { __u64 *__n = map_ptr(enters, " .. UNREAPED .. "), *__r = map_ptr(enters, " ..
+         RINGS_UNREAPED .. "); if (__n) *__n += __left; if (__r) *__r += 1; } } "
+end
+local closed_key = "map_key(ring_of_fd, pid, args.fd)"
+probe("tracepoint:syscalls:sys_enter_close", {
+  filter = "map_has(owners, pid) && map_has(ring_of_fd, " .. closed_key .. ")",
+  action = (function()
+    local t = { "__u64 ctx = map_get(ring_of_fd, " .. closed_key .. "); map_del(ring_of_fd, " ..
+                closed_key .. "); " .. count_unreaped("ctx") ..
+                "__auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) { " }
+    for _, f in ipairs(RING_FIELDS) do
+      t[#t + 1] = "if (rings_of->" .. f .. " == ctx) rings_of->" .. f .. " = 0; "
+    end
+    return table.concat(t) .. "} return 0;"
+  end)(),
+})
+probe("tracepoint:sched:sched_process_exit", {
+  filter = "tid == pid && map_has(process_rings, pid)",
+  action = (function()
+    local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
+    for _, f in ipairs(RING_FIELDS) do
+      t[#t + 1] = "if (rings_of->" .. f .. ") " .. count_unreaped("rings_of->" .. f)
+    end
+    return table.concat(t) .. "map_del(process_rings, pid); return 0;"
+  end)(),
+})
 
 -- At exit, the summary.
 local quantiles = require "quantiles"
@@ -631,7 +729,18 @@ local function summary()
   for _, e in ipairs(most_workers:entries()) do
     if e.value > at_once then at_once, busiest = e.value, e.key end
   end
+  local reap_slots, timed = {}, 0
+  for slot = 0, LATENCY_SLOTS - 1 do
+    local n = reap_times:get(slot) or 0
+    if n > 0 then
+      reap_slots[slot], timed = n, timed + n
+    end
+  end
   return { requests = requests, ops = ops, enters = calls, submitted = submitted,
+           reaps_timed = timed,
+           reap_p50_us = timed > 0 and quantiles.value(reap_slots, 0.5) / 1000 or 0,
+           reap_p99_us = timed > 0 and quantiles.value(reap_slots, 0.99) / 1000 or 0,
+           unreaped = enters:get(UNREAPED) or 0, rings_unreaped = enters:get(RINGS_UNREAPED) or 0,
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
            io_workers_at_once = at_once, io_workers_process = busiest,
            overflows = overflows,
@@ -684,6 +793,21 @@ local function diagnose(s)
          string.format("%d io_uring_enter calls submitted %.2f requests each: submit more " ..
                        "requests per call", s.enters, s.requests_per_enter),
          { enters = s.enters, submitted = s.submitted, requests_per_enter = s.requests_per_enter })
+  end
+  -- Completions the application never looked at, or looked at late.
+  if s.unreaped > 0 then
+    find("unreaped_completions",
+         string.format("%d completions were ready but never reaped when their ring was closed " ..
+                       "or its process exited, in %d ring%s", s.unreaped, s.rings_unreaped,
+                       s.rings_unreaped == 1 and "" or "s"),
+         { completions = s.unreaped, rings = s.rings_unreaped })
+  end
+  if s.reaps_timed > 0 and s.reap_p50_us >= 1000 then
+    find("late_reaping",
+         string.format("completions waited %.1f us (p50), %.1f us (p99) in the completion queue " ..
+                       "before the application reaped them (%d timed, as seen at its next " ..
+                       "io_uring_enter): reap sooner", s.reap_p50_us, s.reap_p99_us, s.reaps_timed),
+         { completions = s.reaps_timed, p50_us = s.reap_p50_us, p99_us = s.reap_p99_us })
   end
   if s.overflows > 0 then
     find("cq_overflow",
