@@ -152,11 +152,13 @@ local function count_latency(opcode, path, ns)
           "if (__n) *__n += 1; }"):format(opcode, ns, OTHER_OPCODES, OTHER_OPCODES, PATHS, path,
                                           LATENCY_SLOTS, LATENCY_SLOTS - 1, LATENCY_SLOTS - 1)
 end
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 5 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 7 }
 -- Slots of enters: completions through the overflow list; completions
 -- left unreaped when their ring was closed or its process exited, and
--- the rings that left some.
-local OVERFLOWS, UNREAPED, RINGS_UNREAPED = 2, 3, 4
+-- the rings that left some; io_uring_enter calls that woke an SQ poll
+-- thread (IORING_ENTER_SQ_WAKEUP) and that waited for room in the
+-- submission queue (IORING_ENTER_SQ_WAIT).
+local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS = 2, 3, 4, 5, 6
 -- When the application reaps a completion (moves the completion queue's
 -- head past it, in its own memory), for the summary: the time of each
 -- ring's last 64 completions, by their place in the queue, and at each
@@ -647,10 +649,14 @@ enter.start_draw = {
     args = { reaped = "(__u32)reaped", cq_head = "(__u32)cq_head" }, when = "reaped" },
 }
 local read_exit, queues_at_exit = queues("start.ring")
--- Requests per enter, for the summary (counted per CPU: no atomic adds).
+-- Requests per enter, for the summary (counted per CPU: no atomic adds),
+-- but for waits for room on an SQ poll thread's queue, counted apart.
 enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
-                    "if (args.ret >= 0) { __u64 *calls = map_ptr(enters, 0), *submitted = " ..
-                    "map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) *submitted += args.ret; }"
+                    "if (args.ret >= 0 && !(start.flags & 4)) { __u64 *calls = map_ptr(enters, 0), *submitted = " ..
+                    "map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) *submitted += args.ret; } " ..
+                    "if (start.flags & 2) { __u64 *__n = map_ptr(enters, " .. SQ_WAKEUPS .. "); " ..
+                    "if (__n) *__n += 1; } if (start.flags & 4) { __u64 *__n = map_ptr(enters, " ..
+                    SQ_WAITS .. "); if (__n) *__n += 1; }"
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
 
@@ -741,6 +747,7 @@ local function summary()
            reap_p50_us = timed > 0 and quantiles.value(reap_slots, 0.5) / 1000 or 0,
            reap_p99_us = timed > 0 and quantiles.value(reap_slots, 0.99) / 1000 or 0,
            unreaped = enters:get(UNREAPED) or 0, rings_unreaped = enters:get(RINGS_UNREAPED) or 0,
+           sq_wakeups = enters:get(SQ_WAKEUPS) or 0, sq_waits = enters:get(SQ_WAITS) or 0,
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
            io_workers_at_once = at_once, io_workers_process = busiest,
            overflows = overflows,
@@ -808,6 +815,24 @@ local function diagnose(s)
                        "before the application reaped them (%d timed, as seen at its next " ..
                        "io_uring_enter): reap sooner", s.reap_p50_us, s.reap_p99_us, s.reaps_timed),
          { completions = s.reaps_timed, p50_us = s.reap_p50_us, p99_us = s.reap_p99_us })
+  end
+  -- An SQ poll thread sleeps once it found nothing to do for
+  -- sq_thread_idle, and the application must wake it with a system call,
+  -- which SQPOLL is there to save (once, at the start, it always does);
+  -- one that cannot keep up makes the application wait for room.
+  if s.sq_wakeups > 1 then
+    find("sqpoll_idle",
+         string.format("the application woke an SQ poll thread %d times with io_uring_enter " ..
+                       "(IORING_ENTER_SQ_WAKEUP): it fell asleep between submissions; submit " ..
+                       "steadily, or raise sq_thread_idle", s.sq_wakeups),
+         { wakeups = s.sq_wakeups, enters = s.enters })
+  end
+  if s.sq_waits > 0 then
+    find("sqpoll_saturated",
+         string.format("the application waited %d times for room in the submission queue " ..
+                       "(IORING_ENTER_SQ_WAIT): the SQ poll thread takes requests more slowly " ..
+                       "than they come; a bigger queue, or more rings and threads", s.sq_waits),
+         { waits = s.sq_waits, enters = s.enters })
   end
   if s.overflows > 0 then
     find("cq_overflow",

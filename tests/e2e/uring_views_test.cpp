@@ -265,5 +265,39 @@ TEST_F(E2eUringViews, FindingsNameLateReapingOnlyWhereCompletionsWait) {
   EXPECT_EQ(findings_of(prompt).count("late_reaping"), 0u) << prompt;
 }
 
+// An SQ poll thread that sleeps 1 ms after its last work, and an
+// application that pauses 20 ms between batches: it wakes the thread for
+// (almost) every batch. One that never pauses wakes it once, at most.
+TEST_F(E2eUringViews, FindingsNameSqpollIdleOnlyWhereTheThreadHadToBeWoken) {
+  auto [t1, idle] = run_uring(workload("uring_sqpoll") + " 40 pause 20", {"-f", "json"});
+  auto found = findings_of(idle);
+  ASSERT_EQ(found.count("sqpoll_idle"), 1u) << idle;
+  uint64_t wakeups = 0;
+  for (const auto *r : t1.named("io_uring_enter"))
+    wakeups += (arg(*r, "flags") & 2) != 0;  // IORING_ENTER_SQ_WAKEUP
+  EXPECT_GE(wakeups, 4u);
+  EXPECT_EQ(found["sqpoll_idle"]["evidence"]["wakeups"], wakeups);
+  EXPECT_EQ(found.count("sqpoll_saturated"), 0u) << idle;
+  auto [t2, steady] = run_uring(workload("uring_sqpoll") + " 200", {"-f", "json"});
+  EXPECT_TRUE(findings_of(steady).empty()) << steady;
+}
+
+// An application that queues 4000 NOPs as fast as it can in a queue of 8
+// outpaces its SQ poll thread: it waits for room.
+TEST_F(E2eUringViews, FindingsNameSqpollSaturatedOnlyWhereTheQueueWasFull) {
+  auto [t1, flood] = run_uring(workload("uring_sqpoll") + " 4000 flood", {"-f", "json"});
+  auto found = findings_of(flood);
+  ASSERT_EQ(found.count("sqpoll_saturated"), 1u) << flood;
+  uint64_t waits = 0;
+  for (const auto *r : t1.named("io_uring_enter"))
+    waits += (arg(*r, "flags") & 4) != 0;  // IORING_ENTER_SQ_WAIT
+  EXPECT_GE(waits, 1u);
+  EXPECT_EQ(found["sqpoll_saturated"]["evidence"]["waits"], waits);
+  // Waits for room are not submissions: no small_batches for them.
+  EXPECT_EQ(found.count("small_batches"), 0u) << flood;
+  auto [t2, steady] = run_uring(workload("uring_sqpoll") + " 200", {"-f", "json"});
+  EXPECT_EQ(findings_of(steady).count("sqpoll_saturated"), 0u) << steady;
+}
+
 }  // namespace
 }  // namespace e2e
