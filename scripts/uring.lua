@@ -510,10 +510,9 @@ end
 -- worker runs is not said there: under DEFER_TASKRUN its completions are
 -- posted by the submitting thread, so its track shows when it worked, and
 -- a request's flow passes through it only where the worker itself posts
--- the completion. (Not with the issue
--- slices: a request may sleep in the middle of one, and slices that cross
--- are dropped.) Everywhere, a counter of each process's io-workers, as
--- they come and go.
+-- the completion. (Not with the issue slices: a request may sleep in the
+-- middle of one, and slices that cross are dropped.) Everywhere, a counter
+-- of each process's io-workers, as they come and go.
 local PF_IO_WORKER = "0x10"
 local stint_ends = map{ name = "stint_ends", key = "u32", value = "u64", size = 4096 }
 local live_workers = map{ name = "live_workers", key = "u32", value = "s64", size = 4096 }
