@@ -160,14 +160,15 @@ local enters = map{ name = "enters", type = "percpu_array", key = "u32", value =
 -- submission queue (IORING_ENTER_SQ_WAIT).
 local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS = 2, 3, 4, 5, 6
 -- When the application reaps a completion (moves the completion queue's
--- head past it, in its own memory), for the summary: the time of each
--- ring's last 64 completions, by their place in the queue, and at each
--- io_uring_enter (where the kernel sees the head moved), how long each
--- completion reaped since the last one had waited, counted in log-linear
--- slots like latencies.
-local REAP_TIMED = 64
+-- head past it, in its own memory), for the summary, for one completion
+-- in 8 (by its place in the queue: the cost stays off most requests): the
+-- time of each ring's last 8 such completions, and at each io_uring_enter
+-- (where the kernel sees the head moved), how long each of them reaped
+-- since the last one had waited, counted in log-linear slots like
+-- latencies.
+local REAP_EVERY, REAP_KEPT = 8, 8
 local completion_times = map{ name = "completion_times", type = "array", key = "u32",
-                              value = "u64", size = 4096 * REAP_TIMED }
+                              value = "u64", size = 4096 * REAP_KEPT }
 local reap_times = map{ name = "reap_times", type = "percpu_array", key = "u32", value = "u64",
                         size = LATENCY_SLOTS }
 -- io-workers seen (threads of io-wq, named iou-wrk-*), for the summary.
@@ -413,11 +414,12 @@ local last_completion = traced_before_room and
   ("{ __auto_type __l = map_ptr(last_cqe, 0); if (__l) { __l->ring = (__u64)args.ctx; " ..
    "__l->user_data = " .. C.user_data .. "; } } ") or ""
 
--- C: counts a completion on ring CTX (state `ring`), stamped with its time.
+-- C: counts a completion on ring CTX (state `ring`), one in REAP_EVERY
+-- stamped with its time.
 local function count_completion(ctx)
-  return "{ __u64 *__at = map_ptr(completion_times, " .. ring_slot(ctx) .. " * " .. REAP_TIMED ..
-         " + (ring->completed & " .. (REAP_TIMED - 1) .. ")); if (__at) *__at = nsecs; } " ..
-         "ring->completed += 1; "
+  return ("if (!(ring->completed %% %d)) { __u64 *__at = map_ptr(completion_times, %s * %d + " ..
+          "ring->completed / %d %% %d); if (__at) *__at = nsecs; } ring->completed += 1; "):format(
+    REAP_EVERY, ring_slot(ctx), REAP_KEPT, REAP_EVERY, REAP_KEPT)
 end
 
 -- Every completion of a traced ring is counted, sampled or not. The last
@@ -613,19 +615,21 @@ local function queues(ring)
                           cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
   return read, draw
 end
--- C: how long each completion of ring CTX (state S) reaped since the last
--- enter (from S->cq_head to cq_head) waited, for those of its last 64.
+-- C: how long each stamped completion of ring CTX (state S) reaped since
+-- the last enter (from S->cq_head to cq_head) waited, of its last ones.
 local function time_reaping(ctx, S)
+  local span = REAP_EVERY * REAP_KEPT
   return ("__u32 __slot = %s, __done = (__u32)%s->completed, " ..
           "__from = reaped > %d ? cq_head - %d : %s->cq_head; " ..
-          "for (__u32 __i = 0; __i < %d; __i++) { __u32 __idx = __from + __i; " ..
-          "if (__idx == cq_head) break; if (__done - __idx - 1 >= %d) continue; " ..
-          "__u64 *__at = map_ptr(completion_times, __slot * %d + (__idx & %d)); " ..
+          "__from = (__from + %d) / %d * %d; " ..
+          "for (__u32 __i = 0; __i < %d; __i++) { __u32 __idx = __from + __i * %d; " ..
+          "if ((__s32)(__idx - cq_head) >= 0) break; if (__done - __idx - 1 >= %d) continue; " ..
+          "__u64 *__at = map_ptr(completion_times, __slot * %d + __idx / %d %% %d); " ..
           "if (!__at || !*__at || *__at > nsecs) continue; " ..
           "__u32 __s = mt_log_linear_slot(nsecs - *__at); " ..
           "__u64 *__n = map_ptr(reap_times, __s < %d ? __s : %d); if (__n) *__n += 1; } "):format(
-    ring_slot(ctx), S, REAP_TIMED, REAP_TIMED, S, REAP_TIMED, REAP_TIMED, REAP_TIMED,
-    REAP_TIMED - 1, LATENCY_SLOTS, LATENCY_SLOTS - 1)
+    ring_slot(ctx), S, span, span, S, REAP_EVERY - 1, REAP_EVERY, REAP_EVERY, REAP_KEPT,
+    REAP_EVERY, span, REAP_KEPT, REAP_EVERY, REAP_KEPT, LATENCY_SLOTS, LATENCY_SLOTS - 1)
 end
 local since_start = "(__u32)(state ? state->%s - start.%s : 0)"
 local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
