@@ -265,6 +265,15 @@ TEST_F(E2eUringViews, FindingsNameLateReapingOnlyWhereCompletionsWait) {
   EXPECT_EQ(findings_of(prompt).count("late_reaping"), 0u) << prompt;
 }
 
+// The io_uring_enter slices of `t` whose flags have `flag`.
+uint64_t enters_with_flag(const Trace &t, uint64_t flag) {
+  uint64_t n = 0;
+  for (const auto *r : t.named("io_uring_enter"))
+    n += (arg(*r, "flags") & flag) != 0;
+  return n;
+}
+constexpr uint64_t kEnterSqWakeup = 2, kEnterSqWait = 4;
+
 // An SQ poll thread that sleeps 1 ms after its last work, and an
 // application that pauses 20 ms between batches: it wakes the thread for
 // (almost) every batch. One that never pauses wakes it once, at most.
@@ -272,9 +281,7 @@ TEST_F(E2eUringViews, FindingsNameSqpollIdleOnlyWhereTheThreadHadToBeWoken) {
   auto [t1, idle] = run_uring(workload("uring_sqpoll") + " 40 pause 20", {"-f", "json"});
   auto found = findings_of(idle);
   ASSERT_EQ(found.count("sqpoll_idle"), 1u) << idle;
-  uint64_t wakeups = 0;
-  for (const auto *r : t1.named("io_uring_enter"))
-    wakeups += (arg(*r, "flags") & 2) != 0;  // IORING_ENTER_SQ_WAKEUP
+  uint64_t wakeups = enters_with_flag(t1, kEnterSqWakeup);
   EXPECT_GE(wakeups, 4u);
   EXPECT_EQ(found["sqpoll_idle"]["evidence"]["wakeups"], wakeups);
   EXPECT_EQ(found.count("sqpoll_saturated"), 0u) << idle;
@@ -288,9 +295,7 @@ TEST_F(E2eUringViews, FindingsNameSqpollSaturatedOnlyWhereTheQueueWasFull) {
   auto [t1, flood] = run_uring(workload("uring_sqpoll") + " 4000 flood", {"-f", "json"});
   auto found = findings_of(flood);
   ASSERT_EQ(found.count("sqpoll_saturated"), 1u) << flood;
-  uint64_t waits = 0;
-  for (const auto *r : t1.named("io_uring_enter"))
-    waits += (arg(*r, "flags") & 4) != 0;  // IORING_ENTER_SQ_WAIT
+  uint64_t waits = enters_with_flag(t1, kEnterSqWait);
   EXPECT_GE(waits, 1u);
   EXPECT_EQ(found["sqpoll_saturated"]["evidence"]["waits"], waits);
   // Waits for room are not submissions: no small_batches for them.
