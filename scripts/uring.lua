@@ -39,7 +39,8 @@ local cat = "io_uring"
 -- queue's head at the last enter (entered: there was one); completions
 -- that went through the overflow list, and whether its completion queue
 -- came near overflowing (near: from then on its requests are found by
--- user_data too, as the overflow event names no request). Plain adds: the
+-- user_data too, as the overflow event names no request); sqpoll: an SQ
+-- poll thread submits its requests. Plain adds: the
 -- kernel submits a ring's requests under its uring_lock and posts its
 -- completions one at a time (under completion_lock, or uring_lock where
 -- the queue is lockless), as its own counters of them need.
@@ -47,7 +48,8 @@ local cat = "io_uring"
 -- request looks its ring and itself up several times.
 local rings = map{ name = "rings", type = "array", key = "u32",
                    value = { ctx = "u64", submitted = "u64", completed = "u64", aux = "u64",
-                             overflows = "u64", cq_head = "u32", entered = "u8", near = "u8" },
+                             overflows = "u64", cq_head = "u32", entered = "u8", near = "u8",
+                             sqpoll = "u8" },
                    size = 4096 }
 -- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
 -- program may compare and store a typed pointer, but only truncate it.
@@ -173,9 +175,10 @@ local reap_times = map{ name = "reap_times", type = "percpu_array", key = "u32",
                         size = LATENCY_SLOTS }
 -- io-workers seen (threads of io-wq, named iou-wrk-*), for the summary.
 local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
--- When a thread posted its first drawn completion of a request punted to
--- io-wq since it last came on a CPU: an io-worker's running slice holds it
--- (see sched_switch below).
+-- When an io thread drew its first event since it last came on a CPU: a
+-- completion of a request punted to io-wq on an io-worker, a submission
+-- on an SQ poll thread. Its running slice holds it, and begins before the
+-- event's 1-ns slice (see sched_switch).
 local stint_first = map{ name = "stint_first", type = "lru_hash", key = "u32", value = "u64",
                          size = 4096 }
 -- Up to 4 rings of each process, to find what they left unreaped when it
@@ -276,11 +279,17 @@ local function cq_may_overflow(ctx)
   return "((__u32)(" .. x .. "->cached_cq_tail - " .. x .. "->rings->cq.head) + " ..
          "(ring->submitted - ring->completed + ring->aux) > " .. x .. "->cq_entries)"
 end
+-- C: where WHEN holds, notes the time of the thread's first event since
+-- it last came on a CPU (an io thread's running slice holds it; see
+-- sched_switch below).
+local function first_in_stint(when)
+  return "if (" .. when .. " && !map_has(stint_first, tid)) map_set(stint_first, tid, nsecs); "
+end
 -- Where a request is first seen (after ring_state): counted, indexed by
 -- user_data once its ring came near overflowing, kept (1) or dropped (2),
 -- remembered, and left undrawn when dropped.
 local function decide(A)
-  return "ring->submitted += 1; " ..
+  return "ring->submitted += 1; " .. first_in_stint("ring->sqpoll") ..
          "if (!ring->near && " .. cq_may_overflow(A.ctx) .. ") ring->near = 1; " ..
          "if (ring->near) map_set(near_overflow, " .. by_user_data_key(A, "near_overflow") ..
          ", (__u64)" .. A.req .. "); " ..
@@ -302,7 +311,8 @@ local function remember_ring(P, ctx)
   return table.concat(t)
 end
 probe("tracepoint:io_uring:io_uring_create", {
-  action = claim_ring("args.ctx") .. "; map_set(owners, pid, 1); " ..
+  action = "__auto_type claimed = " .. claim_ring("args.ctx") .. "; if (claimed) " ..
+           "claimed->sqpoll = !!(args.flags & 2 /* IORING_SETUP_SQPOLL */); map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx); " ..
            "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) { " ..
            "map_set(process_rings, pid, map_val(process_rings, .a = 0)); " ..
@@ -437,8 +447,7 @@ probe(complete_at, {
            count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
            "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
            "if (ring->near) map_del(near_overflow, " .. by_user_data_key(C, "near_overflow") .. "); " ..
-           "if (keep != 1) return 0; if (path == " .. IO_WORKER .. " && !map_has(stint_first, tid)) " ..
-           "map_set(stint_first, tid, nsecs);",
+           "if (keep != 1) return 0; " .. first_in_stint("path == " .. IO_WORKER),
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
 })
@@ -537,7 +546,7 @@ probe("tp_btf:sched_switch", {
   filter = io_task .. " && " .. owner_traced,
   action = "__u64 ran = args.prev->se.cfs_rq->rq->clock - args.prev->sched_info.last_arrival; " ..
            "__u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid), *first = map_ptr(stint_first, tid); " ..
-           "if (first) { if (*first < begin) begin = *first; map_del(stint_first, tid); } " ..
+           "if (first) { if (*first - 2 < begin) begin = *first - 2; map_del(stint_first, tid); } " ..
            "if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs; " ..
            "map_set(stint_ends, tid, nsecs); __s64 count = -1; " ..
            "if (" .. is_worker .. " && !map_has(alive, tid)) { map_set(alive, tid, 1); " ..
