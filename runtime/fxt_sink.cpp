@@ -351,7 +351,9 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
 // pointer, reused as soon as the request ends) may begin again while its
 // flow looks open (its end lost or filtered), and a step or end may come
 // without its begin (begun before tracing). Perfetto counts both as
-// errors; here the first starts a fresh flow and the second is dropped.
+// errors; here the first starts a fresh flow and the second is dropped. A
+// step at the start of a slice drawn only after its flow ended (at its own
+// end) joins that flow, when it came before the end.
 void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread thread, uint64_t ts,
                          FxtRef category, uint64_t key) {
   if (point == DrawDecl::Flow::Begin) {
@@ -364,6 +366,10 @@ void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread t
   }
   bool end = point == DrawDecl::Flow::End;
   uint64_t id = end ? open_flows_.close(pid, key) : open_flows_.find(pid, key);
+  if (end && id)
+    ended_flows_.ended(pid, key, id, ts);
+  else if (!id && !end)
+    id = ended_flows_.find(pid, key, ts);
   if (!id) {
     orphan_flow_points_++;
     return;

@@ -156,6 +156,7 @@ class FxtSink {
   FxtArgWords args_;                            // reused per event
   static constexpr size_t kMaxOpenFlows = 1 << 20;
   OpenFlows open_flows_;
+  EndedFlows ended_flows_;
   uint64_t last_flow_id_ = 0;
   uint64_t orphan_flow_points_ = 0;  // steps and ends whose begin was never seen
   uint64_t events_ = 0;

@@ -92,4 +92,31 @@ class OpenFlows {
   size_t count_ = 0;
 };
 
+// The flows ended last, by (pid, key), in a fixed direct-mapped table: a
+// slice is drawn when it ends, so a flow point at its start can come after
+// its flow's end (a request that completes inside a slice on another
+// thread). Such a point belongs to the flow that ended after it.
+class EndedFlows {
+ public:
+  void ended(uint64_t pid, uint64_t key, uint64_t id, uint64_t ts) {
+    slots_[home(pid, key)] = {key, pid, id, ts};
+  }
+  // The id of flow (pid, key) if it ended at or after `ts`, else 0.
+  uint64_t find(uint64_t pid, uint64_t key, uint64_t ts) const {
+    const Entry &e = slots_[home(pid, key)];
+    return e.id && e.key == key && e.pid == pid && ts <= e.end_ts ? e.id : 0;
+  }
+
+ private:
+  struct Entry {
+    uint64_t key = 0, pid = 0, id = 0, end_ts = 0;
+  };
+  static constexpr size_t kSlots = 4096;
+  static size_t home(uint64_t pid, uint64_t key) {
+    uint64_t h = (key ^ pid * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    return (h ^ h >> 32) & (kSlots - 1);
+  }
+  std::vector<Entry> slots_ = std::vector<Entry>(kSlots);
+};
+
 }  // namespace mt

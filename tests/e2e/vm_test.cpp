@@ -147,6 +147,28 @@ std::vector<uint64_t> submitted_requests() {
 
 // The rows of the table under the line starting with `header`, keyed by
 // their first `key_columns` words joined with a space.
+// Thread names by tid, from `t`'s thread objects.
+std::map<uint64_t, std::string> thread_names_of(const Trace &t) {
+  std::map<uint64_t, std::string> names;
+  for (const auto &r : t.records)
+    if (r.type == 7 && r.object_type == 2)
+      names[r.koid] = r.name;
+  return names;
+}
+
+// The flow ids of the flow steps at the start of `t`'s slices named `name`
+// (a hop's flow point is on its thread, at its start).
+std::set<uint64_t> flows_stepping_at(const Trace &t, const std::string &name) {
+  std::set<std::pair<uint64_t, uint64_t>> starts;  // (tid, ts)
+  for (const auto *r : t.named(name))
+    starts.insert({r->tid, r->ts});
+  std::set<uint64_t> ids;
+  for (const auto &r : t.records)
+    if (r.type == 4 && r.event_type == 9 && starts.count({r.tid, r.ts}))
+      ids.insert(r.extra);
+  return ids;
+}
+
 std::map<std::string, std::vector<std::string>> table_after(const std::string &out,
                                                             const std::string &header,
                                                             size_t key_columns) {
@@ -201,6 +223,14 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
         "modprobe ext4 && modprobe loop && truncate -s 64M /tmp/mt-ext4.img && "
         "L=$(losetup -f --show /tmp/mt-ext4.img) && mkfs.ext4 -q -F $L && "
         "mkdir -p /mnt/mt-ext4 && mount -t ext4 $L /mnt/mt-ext4");
+  // fio's buffered writes on its default ring (DEFER_TASKRUN): ext4 punts
+  // each to an io-worker; with fentry each one an io-worker runs is a step
+  // of its flow there, drawn when it ends, after the completion the worker
+  // posted inside it (on 6.1 the worker posts it, DEFER_TASKRUN or not).
+  check("defer", "dd if=/dev/zero of=/mnt/mt-ext4/w bs=64k count=4 status=none && " + mt + " -o " +
+                     quote(dir.file("d.fxt")) +
+                     " -c 'fio --name=w --filename=/mnt/mt-ext4/w --ioengine=io_uring "
+                     "--rw=write --bs=4k --size=256k --iodepth=8 --output=/dev/null' uring");
   // Buffered reads of a file whose page cache fio drops: on 6.1, where a
   // read's kiocb keeps ki_waitq from its last use, uring.lua finds the
   // wait armed on the page by the request's async_data.
@@ -300,16 +330,13 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   // 6.1 has fentry: each request an io-worker runs is an issue slice on
   // the worker, a step of the request's flow.
   EXPECT_TRUE(contains(uring.err, "fentry:io_issue_sqe")) << uring;
-  std::map<uint64_t, std::string> thread_names;
-  for (const auto &r : t.records)
-    if (r.type == 7 && r.object_type == 2)
-      thread_names[r.koid] = r.name;
+  auto thread_names = thread_names_of(t);
   auto issues = t.named("issue");
   EXPECT_EQ(issues.empty(), t.named("queue_async_work").empty());
   EXPECT_GE(issues.size(), t.named("queue_async_work").size());
   for (const auto *r : issues)
     EXPECT_EQ(thread_names[r->tid].rfind("iou-wrk-", 0), 0u) << thread_names[r->tid];
-  EXPECT_GE(t.flow_points(9), issues.size());
+  EXPECT_EQ(flows_stepping_at(t, "issue"), flows_stepping_at(t, "queue_async_work"));
   std::cout << "[ vm       ] uring_demo: " << issues.size() << " issue slices on io-workers, "
             << t.named("queue_async_work").size() << " requests punted\n";
   auto dump = result("dump");
@@ -346,6 +373,23 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
 
   auto ext4 = result("ext4");
   ASSERT_EQ(ext4.rc, 0) << ext4;
+  auto defer = result("defer");
+  EXPECT_EQ(defer.rc, 0) << defer;
+  problems = mt::testing::perfetto_problems_in_file(dir.file("d.fxt"));
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  Trace writes;
+  writes.records = mt::read_fxt(read_file(dir.file("d.fxt")));
+  auto fio_ring = writes.named("create");
+  ASSERT_EQ(fio_ring.size(), 1u) << defer;
+  EXPECT_TRUE(arg(*fio_ring[0], "flags") & (1 << 13)) << defer;  // IORING_SETUP_DEFER_TASKRUN
+  auto punted = flows_stepping_at(writes, "queue_async_work");
+  EXPECT_EQ(punted.size(), 64u) << defer;
+  EXPECT_EQ(flows_stepping_at(writes, "issue"), punted) << defer;
+  auto writes_threads = thread_names_of(writes);
+  for (const auto *r : writes.named("issue"))
+    EXPECT_EQ(writes_threads[r->tid].rfind("iou-wrk-", 0), 0u) << writes_threads[r->tid];
+  std::cout << "[ vm       ] fio's DEFER_TASKRUN writes: " << punted.size() << " punted, "
+            << writes.named("issue").size() << " issue slices on io-workers\n";
   auto retried = result("retried");
   EXPECT_EQ(retried.rc, 0) << retried;
   auto paths = table_after(retried.err, "OPCODE", 2);

@@ -549,6 +549,44 @@ TEST_F(FxtSinkTest, FlowPointsOfSlicesAreAtTheirStart) {
   EXPECT_EQ(flows[0]->ts, 600u);
 }
 
+// A slice is drawn at its end: its flow point, at its start, may come
+// after its flow's end (a worker's slice around the request's completion).
+// It joins the flow if it came before the end; later, it is an orphan.
+TEST_F(FxtSinkTest, FlowPointOfASliceDrawnAfterItsFlowEndedJoinsIt) {
+  auto layout = Layout().hidden("__d0_duration").hidden("__d0_flow").get();
+  DrawDecl begin =
+      with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin);
+  DrawDecl step =
+      with_flow(draw(DrawDecl::Kind::Slice, "issue"), "__d0_flow", DrawDecl::Flow::Step);
+  step.duration = "__d0_duration";
+  DrawDecl end =
+      with_flow(draw(DrawDecl::Kind::Slice, "complete"), "__d0_flow", DrawDecl::Flow::End);
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {begin}}, {layout, {step}}, {layout, {end}}});
+    auto at = [&](uint32_t probe, uint64_t ts, uint64_t thread, uint64_t duration) {
+      draw_now(sink, probe,
+               Rec(layout).at(ts, pid, thread).set("__d0_duration", duration).set("__d0_flow", 7));
+    };
+    at(0, 100, tid, 0);         // begins
+    at(2, 500, kFakeTid, 0);    // ends, inside the worker's slice
+    at(1, 600, kFakeTid, 300);  // the worker's slice [300, 600]: its step joins
+    at(1, 900, kFakeTid, 100);  // a slice [800, 900] after the end: an orphan
+    EXPECT_EQ(sink.orphan_flow_points(), 1u);
+  }
+  auto records = read_clean();
+  auto flows = events(records, {kFlowBegin, kFlowStep, kFlowEnd});
+  ASSERT_EQ(flows.size(), 3u);
+  std::map<uint64_t, int> kind_at;
+  for (const auto *f : flows) {
+    kind_at[f->ts] = f->event_type;
+    EXPECT_EQ(f->extra, flows[0]->extra);
+  }
+  EXPECT_EQ(kind_at,
+            (std::map<uint64_t, int>{{99, kFlowBegin}, {300, kFlowStep}, {499, kFlowEnd}}));
+}
+
 TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
   auto layout = Layout().hidden("__d0_flow").get();
   uint64_t pid = self_pid(), tid = self_tid();
