@@ -94,18 +94,9 @@ bool starts_with(const std::string &s, const std::string &prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
-// Thread names by tid, from the thread kernel objects.
-std::map<uint64_t, std::string> thread_names(const Trace &t) {
-  std::map<uint64_t, std::string> names;
-  for (const auto &r : t.records)
-    if (r.type == 7 && r.object_type == 2)
-      names[r.koid] = r.name;
-  return names;
-}
-
 // How many events of `name` lie on threads whose name starts with `prefix`.
 size_t on_threads(const Trace &t, const std::string &name, const std::string &prefix) {
-  auto names = thread_names(t);
+  auto names = t.thread_names_by_tid();
   size_t n = 0;
   for (const auto *r : t.named(name))
     n += starts_with(names[r->tid], prefix);
@@ -347,7 +338,7 @@ TEST_F(E2eUringFio, BufferedWritesHopToIoWorkersEachOneWholeFlow) {
     EXPECT_EQ(r->tid, create[0]->tid);
   // Still, the io-workers are there: each has a track of running slices,
   // and the summary counts them, as does the process's io-workers counter.
-  auto names = thread_names(t);
+  auto names = t.thread_names_by_tid();
   std::set<uint64_t> workers;
   for (const auto *r : t.named("running")) {
     EXPECT_TRUE(starts_with(names[r->tid], "iou-wrk-")) << names[r->tid];
@@ -376,7 +367,7 @@ TEST_F(E2eUringFio, BufferedWritesOnAnSqpollRingCompleteOnIoWorkers) {
   EXPECT_EQ(on_threads(t, "queue_async_work", "iou-sqp-"), run.counts.writes);
   EXPECT_EQ(on_threads(t, "complete", "iou-wrk-"), run.counts.writes);
   // Each completion an io-worker posts is inside one of its running slices.
-  auto names = thread_names(t);
+  auto names = t.thread_names_by_tid();
   auto running = t.named("running");
   for (const auto *c : t.named("complete"))
     if (starts_with(names[c->tid], "iou-wrk-"))
@@ -448,7 +439,7 @@ TEST_F(E2eUringFio, SqpollSubmitsOnTheSqThread) {
   auto create = t.named("create");
   ASSERT_EQ(create.size(), 1u);
   std::string sqp = "iou-sqp-" + std::to_string(create[0]->pid);
-  auto names = thread_names(t);
+  auto names = t.thread_names_by_tid();
   EXPECT_TRUE(arg(*create[0], "sq_thread"));
   for (const auto *r : t.named("submit")) {
     EXPECT_EQ(names[r->tid], sqp);

@@ -37,9 +37,16 @@ struct Trace {
   std::set<uint64_t> pids() const;
   std::set<std::string> thread_names() const {
     std::set<std::string> names;
+    for (const auto &[tid, name] : thread_names_by_tid())
+      names.insert(name);
+    return names;
+  }
+  // Thread names by tid, from the thread kernel objects.
+  std::map<uint64_t, std::string> thread_names_by_tid() const {
+    std::map<uint64_t, std::string> names;
     for (const auto &r : records)
       if (r.type == 7 && r.object_type == 2)
-        names.insert(r.name);
+        names[r.koid] = r.name;
     return names;
   }
 };

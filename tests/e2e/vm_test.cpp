@@ -147,15 +147,6 @@ std::vector<uint64_t> submitted_requests() {
 
 // The rows of the table under the line starting with `header`, keyed by
 // their first `key_columns` words joined with a space.
-// Thread names by tid, from `t`'s thread objects.
-std::map<uint64_t, std::string> thread_names_of(const Trace &t) {
-  std::map<uint64_t, std::string> names;
-  for (const auto &r : t.records)
-    if (r.type == 7 && r.object_type == 2)
-      names[r.koid] = r.name;
-  return names;
-}
-
 // The flow ids of the flow steps at the start of `t`'s slices named `name`
 // (a hop's flow point is on its thread, at its start).
 std::set<uint64_t> flows_stepping_at(const Trace &t, const std::string &name) {
@@ -330,7 +321,7 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   // 6.1 has fentry: each request an io-worker runs is an issue slice on
   // the worker, a step of the request's flow.
   EXPECT_TRUE(contains(uring.err, "fentry:io_issue_sqe")) << uring;
-  auto thread_names = thread_names_of(t);
+  auto thread_names = t.thread_names_by_tid();
   auto issues = t.named("issue");
   EXPECT_EQ(issues.empty(), t.named("queue_async_work").empty());
   EXPECT_GE(issues.size(), t.named("queue_async_work").size());
@@ -385,7 +376,7 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   auto punted = flows_stepping_at(writes, "queue_async_work");
   EXPECT_EQ(punted.size(), 64u) << defer;
   EXPECT_EQ(flows_stepping_at(writes, "issue"), punted) << defer;
-  auto writes_threads = thread_names_of(writes);
+  auto writes_threads = writes.thread_names_by_tid();
   for (const auto *r : writes.named("issue"))
     EXPECT_EQ(writes_threads[r->tid].rfind("iou-wrk-", 0), 0u) << writes_threads[r->tid];
   std::cout << "[ vm       ] fio's DEFER_TASKRUN writes: " << punted.size() << " punted, "
