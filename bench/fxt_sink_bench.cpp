@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "compiler/c_generator.h"
-#include "compiler/declaration.h"
-#include "runtime/fxt_sink.h"
-#include "runtime/record_decoder.h"
-#include "runtime/reorder_window.h"
+#include "codegen/c_generator.h"
+#include "common/declaration.h"
+#include "run/record_decoder.h"
+#include "run/reorder_window.h"
 #include "tests/record_layout.h"
+#include "trace/fxt_sink.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak test (issue 12, point 7; not in CI): `moontrace uring` traces a
+# Soak test (not in CI): `moontrace uring` traces a
 # looping io_uring workload for DURATION seconds, and moontrace's resident
 # memory is sampled every INTERVAL seconds. Memory must stay flat however
 # long the trace: the report compares the first minute with the last and
@@ -109,7 +109,7 @@ summary=$(grep -E '^moontrace: [0-9]+ events' "$tmp/stderr" | tail -1 | sed 's/^
 requests=$(grep -E '^io_uring: ' "$tmp/stderr" | tail -1 | sed 's/^io_uring: //')
 
 cat <<EOF2
-## Soak: \`moontrace uring\` for $((duration / 60)) minutes (issue 12)
+## Soak: \`moontrace uring\` for $((duration / 60)) minutes
 
 $(machine_line "$mt")
 fio $(fio --version 2>&1 | head -1); $(date -u +%F); load average before: $start_load, after: $(cut -d' ' -f1-3 /proc/loadavg).

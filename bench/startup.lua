@@ -1,4 +1,4 @@
--- The small script bench/startup.sh times (issue 2, point 17): one kernel
+-- The small script bench/startup.sh times: one kernel
 -- tracepoint capturing one field, with an empty Lua handler. `begin` runs
 -- once every probe is attached and exits at once, so the process lifetime is
 -- start-up (exec to all probes attached) plus teardown.

@@ -1,4 +1,4 @@
-"""The table bench/uring.sh ends with: each target of issue 13 against what
+"""The table bench/uring.sh ends with: each tracing target against what
 the runs measured, as the median AND the worst run (the machines are shared
 and noisy, so a median alone can hide a run that missed), and whether it
 was met. Pure: it takes the runs bench/uring.sh collected and returns
@@ -11,7 +11,7 @@ largest loss, RSS and size, the slowest round of fxt_sink_bench."""
 import statistics
 
 FLOOR_TIMES = 2  # per-request cost at most 2x the classic-tracepoint floor
-LOSSLESS_EVENTS_PER_S = 3 * 3.3e6  # 3x the 3.3 M events/s of the issue
+LOSSLESS_EVENTS_PER_S = 3 * 3.3e6  # 3x the 3.3 M events/s written losslessly at the baseline
 RSS_MB = 100
 BYTES_PLAIN, BYTES_GZ = 160, 40
 SINK_RECORDS_PER_S = 10e6
@@ -132,7 +132,7 @@ class Targets:
 
     def lossless_row(self):
         target = (f"lossless rate ≥ {LOSSLESS_EVENTS_PER_S / 1e6:.1f} M events/s written "
-                  "(3× the 3.3 M of the issue), or what rate is lossless")
+                  "(3× the baseline's 3.3 M), or what rate is lossless")
         runs = self.runs("nop", "mt")
         hits = sum(self.hits.get("nop", {}).values()) or None
 
@@ -213,6 +213,6 @@ class Targets:
         rows += [self.rss_row(w) for w in ("fio", "nop", "storm30") if w in self.s]
         rows += [self.bytes_row("mt", BYTES_PLAIN, "plain trace"),
                  self.bytes_row("mt_gz", BYTES_GZ, "gzipped (`-o ….fxt.gz`)"), self.sink_row()]
-        out = ["| target (issue 13) | figure: median | worst run | |", "|---|---|---|---|"]
+        out = ["| target | figure: median | worst run | |", "|---|---|---|---|"]
         out += ["| " + " | ".join(r) + " |" for r in rows]
         return out

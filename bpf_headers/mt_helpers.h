@@ -4,7 +4,7 @@
 #include "mt_types.h"
 
 #define SEC(name) __attribute__((section(name), used))
-#define __uint(name, val) int (*name)[val]
+#define __uint(name, val) int(*name)[val]
 #define __type(name, val) typeof(val) *name
 #define __array(name, val) typeof(val) *name[]
 #define __always_inline inline __attribute__((always_inline))
@@ -21,7 +21,8 @@ enum {
 enum { BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2 };
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
-static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, __u64 flags) = (void *)2;
+static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
+                                   __u64 flags) = (void *)2;
 static long (*bpf_map_delete_elem)(void *map, const void *key) = (void *)3;
 static long (*bpf_probe_read)(void *dst, __u32 size, const void *src) = (void *)4;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
@@ -43,19 +44,19 @@ static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size, __u64 f
 /* Reads through kernel (or user) pointers for probe kinds without direct
  * BTF access; the compiler rewrites `p->f`, `*p` and `p[i]` into these. */
 #define __mt_read_into(dst, src) MT_PROBE_READ(&(dst), sizeof(dst), (const void *)(src))
-#define __mt_rd(p, path)                                                     \
-  ({                                                                         \
-    __typeof_unqual__((p)->path) __mt_v;                                                \
-    __builtin_memset(&__mt_v, 0, sizeof(__mt_v));                            \
-    __mt_read_into(__mt_v, &(p)->path);                                      \
-    __mt_v;                                                                  \
+#define __mt_rd(p, path)                          \
+  ({                                              \
+    __typeof_unqual__((p)->path) __mt_v;          \
+    __builtin_memset(&__mt_v, 0, sizeof(__mt_v)); \
+    __mt_read_into(__mt_v, &(p)->path);           \
+    __mt_v;                                       \
   })
-#define __mt_deref(p)                                                        \
-  ({                                                                         \
-    __typeof_unqual__(*(p)) __mt_v;                                                     \
-    __builtin_memset(&__mt_v, 0, sizeof(__mt_v));                            \
-    __mt_read_into(__mt_v, (p));                                             \
-    __mt_v;                                                                  \
+#define __mt_deref(p)                             \
+  ({                                              \
+    __typeof_unqual__(*(p)) __mt_v;               \
+    __builtin_memset(&__mt_v, 0, sizeof(__mt_v)); \
+    __mt_read_into(__mt_v, (p));                  \
+    __mt_v;                                       \
   })
 #define __mt_idx(p, i) __mt_deref((p) + (i))
 

@@ -225,7 +225,7 @@ int mt_flush_stage(void *ctx) {
 #define mt_read_user_str(dst, src) bpf_probe_read_user_str(&(dst), sizeof(dst), (src))
 
 /* A __data_loc field: offset in the low 16 bits, length in the high 16. */
-#define mt_data_loc(ctx, loc) ((const char *)(ctx) + ((loc) & 0xffff))
+#define mt_data_loc(ctx, loc) ((const char *)(ctx) + ((loc)&0xffff))
 
 static __always_inline bool mt_streq(const char *a, const char *b, __u32 n) {
   for (__u32 i = 0; i < n; i++) {

@@ -1,10 +1,11 @@
+// Parses a BPF ELF object's sections, symbols and relocations, bounds-checking every read.
 #include "compiler/bpf_elf.h"
 
 #include <elf.h>
 
 #include <cstring>
 
-#include "compiler/error.h"
+#include "common/error.h"
 
 namespace mt {
 

@@ -1,3 +1,4 @@
+// Parses .BTF.ext line info to map a BPF instruction offset to its source file and line.
 #include "compiler/btf_line_info.h"
 
 #include <linux/btf.h>
@@ -6,8 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/error.h"
 #include "compiler/bpf_elf.h"
-#include "compiler/error.h"
 
 namespace mt {
 

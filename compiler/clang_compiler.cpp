@@ -1,3 +1,4 @@
+// Compiles BPF C in-process with Clang on a large-stack thread, gating #line file names.
 #include "compiler/clang_compiler.h"
 
 #include <clang/AST/ASTConsumer.h>
@@ -20,10 +21,10 @@
 #include <exception>
 #include <mutex>
 
-#include "compiler/c_generator.h"
+#include "codegen/c_generator.h"
+#include "common/embedded_files.h"
+#include "common/error.h"
 #include "compiler/deref_rewriter.h"
-#include "compiler/embedded_files.h"
-#include "compiler/error.h"
 
 extern "C" {
 void LLVMInitializeBPFTargetInfo();

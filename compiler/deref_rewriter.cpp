@@ -1,3 +1,4 @@
+// Walks Clang's AST to wrap pointer dereferences in script expressions in probe reads.
 #include "compiler/deref_rewriter.h"
 
 #include <clang/AST/ASTContext.h>

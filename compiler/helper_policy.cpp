@@ -1,3 +1,4 @@
+// Lists the BPF helpers allowed without --unsafe, by purpose, and names helpers by id.
 #include "compiler/helper_policy.h"
 
 #include <linux/bpf.h>

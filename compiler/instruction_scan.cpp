@@ -1,3 +1,4 @@
+// Walks each code section's instructions and reports helper, kfunc and other kernel calls.
 #include "compiler/instruction_scan.h"
 
 #include <linux/bpf.h>

@@ -1,3 +1,4 @@
+// Stores and loads compiled objects in a private cache directory, checking key and digest.
 #include "compiler/object_cache.h"
 
 #include <fcntl.h>
@@ -10,10 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "compiler/embedded_files.h"
-#include "compiler/error.h"
-#include "compiler/hash.h"
-#include "compiler/trusted_path.h"
+#include "common/embedded_files.h"
+#include "common/error.h"
+#include "common/hash.h"
+#include "common/trusted_path.h"
 
 namespace mt {
 

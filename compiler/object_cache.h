@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace mt {
 

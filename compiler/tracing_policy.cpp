@@ -1,3 +1,4 @@
+// Refuses objects with foreign programs, non-tracing sections or disallowed kernel calls.
 #include "compiler/tracing_policy.h"
 
 #include <elf.h>
@@ -5,9 +6,9 @@
 #include <optional>
 #include <set>
 
+#include "common/error.h"
 #include "compiler/bpf_elf.h"
 #include "compiler/btf_line_info.h"
-#include "compiler/error.h"
 #include "compiler/helper_policy.h"
 #include "compiler/instruction_scan.h"
 

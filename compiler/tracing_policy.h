@@ -5,8 +5,8 @@
 #pragma once
 #include <string_view>
 
-#include "compiler/c_generator.h"
-#include "compiler/declaration.h"
+#include "codegen/c_generator.h"
+#include "common/declaration.h"
 
 namespace mt {
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <utility>
 
-#include "compiler/error.h"
-#include "runtime/fxt_format.h"
-#include "runtime/gzip_file.h"
+#include "common/error.h"
+#include "trace/fxt_format.h"
+#include "trace/gzip_file.h"
 
 namespace mt::testing {
 namespace {

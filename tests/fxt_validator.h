@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/fxt_reader.h"
+#include "trace/fxt_reader.h"
 
 namespace mt::testing {
 

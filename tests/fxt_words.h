@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/fxt_format.h"
+#include "trace/fxt_format.h"
 
 namespace mt::testing {
 

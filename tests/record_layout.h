@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/record_decoder.h"
+#include "run/record_decoder.h"
 
 namespace mt::testing {
 

@@ -2,9 +2,9 @@
 // stop or what to trace.
 #include <signal.h>
 
-#include "runtime/fxt_reader.h"
 #include "tests/e2e/catalogue.h"
 #include "tests/fxt_validator.h"
+#include "trace/fxt_reader.h"
 
 namespace e2e {
 namespace {

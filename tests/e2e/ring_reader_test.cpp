@@ -1,7 +1,7 @@
 // RingReader on a real BPF ring buffer of one page, filled by a tiny
 // program run with BPF_PROG_TEST_RUN: records that wrap around the end of
 // the data pages (mapped once) read whole, and stay whole while held.
-#include "runtime/ring_reader.h"
+#include "run/ring_reader.h"
 
 #include <bpf/bpf.h>
 #include <linux/bpf.h>

@@ -8,11 +8,11 @@
 #include <thread>
 #include <tuple>
 
-#include "compiler/error.h"
-#include "runtime/fxt_reader.h"
-#include "runtime/gzip_file.h"
+#include "common/error.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/fxt_validator.h"
+#include "trace/fxt_reader.h"
+#include "trace/gzip_file.h"
 
 namespace e2e {
 namespace {

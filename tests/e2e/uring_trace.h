@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/fxt_reader.h"
-#include "runtime/gzip_file.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/fxt_validator.h"
+#include "trace/fxt_reader.h"
+#include "trace/gzip_file.h"
 
 namespace e2e {
 

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "compiler/error.h"
-#include "runtime/fxt_dump.h"
+#include "common/error.h"
+#include "trace/fxt_dump.h"
 
 namespace {
 

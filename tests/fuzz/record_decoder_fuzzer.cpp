@@ -1,5 +1,5 @@
 // Fuzz target: a record layout and record bytes -> fields, text, JSON and a
-// Lua table (runtime/record_decoder). The layout is built as BTF, the way
+// Lua table (run/record_decoder, script/lua_values). The layout is built as BTF, the way
 // moontrace gets it from a compiled object: a struct of members of every
 // kind Clang can lay out (integers, bools, enums, pointers, floats, char
 // and other arrays, typedefs and qualifiers, nested structs, bitfields),
@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/record_decoder.h"
+#include "run/record_decoder.h"
+#include "script/lua_values.h"
 
 namespace {
 

@@ -15,14 +15,14 @@
 #include <memory>
 #include <string>
 
-#include "compiler/c_generator.h"
-#include "compiler/error.h"
-#include "compiler/probe_resolver.h"
-#include "runtime/lua_script.h"
-#include "runtime/output.h"
-#include "runtime/script_params.h"
-#if __has_include("runtime/interrupt.h")
-#include "runtime/interrupt.h"
+#include "codegen/c_generator.h"
+#include "common/error.h"
+#include "kernel/probe_resolver.h"
+#include "output/output.h"
+#include "script/lua_script.h"
+#include "script/script_params.h"
+#if __has_include("script/lua_interrupt.h")
+#include "script/lua_interrupt.h"
 #define MT_FUZZ_HAS_INTERRUPT 1
 #endif
 

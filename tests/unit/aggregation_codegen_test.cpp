@@ -3,10 +3,10 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
+#include "codegen/c_generator.h"
+#include "common/error.h"
 #include "compile_in_child.h"
-#include "compiler/c_generator.h"
 #include "compiler/clang_compiler.h"
-#include "compiler/error.h"
 #include "stage_fixtures.h"
 
 namespace mt {
@@ -261,8 +261,9 @@ TEST(AggregationCodegen, UpdatesEachAggregationInItsProbe) {
                   "__k.__slot = mt_linear_slot(__v, -20LL, 100LL, 10ULL);\n"
                   "  mt_agg_add(&mt_agg_2, &__k, 1, 2);"));
   EXPECT_TRUE(has(counted, "mt_agg_stats(&mt_agg_3, &__k, __v, 3);"));
-  EXPECT_TRUE(has(counted, "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); "
-                           "bpf_get_current_comm(comm, sizeof(comm));"));
+  EXPECT_TRUE(has(counted,
+                  "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); "
+                  "bpf_get_current_comm(comm, sizeof(comm));"));
   // Stats of args.res keep their unit-less values.
   EXPECT_FALSE(has(counted, "mt_scale"));
   // Keys are zeroed, padding included, before they are filled.

@@ -1,6 +1,6 @@
 // Aggregations and script maps as text (the bcc shapes) and as JSON lines,
 // from snapshots built by hand.
-#include "runtime/aggregation_format.h"
+#include "output/aggregation_format.h"
 
 #include <gtest/gtest.h>
 

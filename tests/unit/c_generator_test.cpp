@@ -1,11 +1,11 @@
-#include "compiler/c_generator.h"
+#include "codegen/c_generator.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "compiler/error.h"
-#include "compiler/kernel_btf.h"
+#include "common/error.h"
+#include "kernel/kernel_btf.h"
 #include "stage_fixtures.h"
 
 namespace mt {

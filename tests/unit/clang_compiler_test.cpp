@@ -7,7 +7,7 @@
 #include <cstring>
 #include <functional>
 
-#include "compiler/error.h"
+#include "common/error.h"
 #include "stage_fixtures.h"
 
 namespace mt {

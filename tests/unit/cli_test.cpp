@@ -1,12 +1,12 @@
 // The command line: values, options given twice, and what is refused.
-#include "runtime/cli.h"
+#include "app/cli.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "compiler/error.h"
+#include "common/error.h"
 
 namespace mt {
 namespace {

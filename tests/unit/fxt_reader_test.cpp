@@ -1,7 +1,7 @@
 // The FXT reader on hand-built word sequences (every record kind, inline
 // strings and threads, every malformed case), and the Perfetto rules of
 // tests/fxt_validator.h, each broken once.
-#include "runtime/fxt_reader.h"
+#include "trace/fxt_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/error.h"
-#include "runtime/fxt_writer.h"
+#include "common/error.h"
 #include "tests/fxt_validator.h"
 #include "tests/fxt_words.h"
+#include "trace/fxt_writer.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // out, read back with read_fxt and checked against Perfetto's import rules
 // (tests/fxt_validator.h). No BPF, no Lua: declarations, generated probes
 // and record layouts are built here.
-#include "runtime/fxt_sink.h"
+#include "trace/fxt_sink.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -22,14 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/c_generator.h"
-#include "compiler/declaration.h"
-#include "runtime/fxt_format.h"
-#include "runtime/fxt_reader.h"
-#include "runtime/open_flows.h"
-#include "runtime/record_decoder.h"
+#include "codegen/c_generator.h"
+#include "common/declaration.h"
+#include "run/record_decoder.h"
 #include "tests/fxt_validator.h"
 #include "tests/record_layout.h"
+#include "trace/fxt_format.h"
+#include "trace/fxt_reader.h"
+#include "trace/open_flows.h"
 
 namespace mt {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/fxt_writer.h"
+#include "trace/fxt_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/fxt_format.h"
-#include "runtime/fxt_reader.h"
+#include "trace/fxt_format.h"
+#include "trace/fxt_reader.h"
 
 namespace mt {
 
@@ -539,7 +539,7 @@ TEST(FxtWriter, EvictionSkipsTheStringsOfTheRecordBeingBuilt) {
   EXPECT_EQ(walked.events.back().args[0].first, "A");
 }
 
-// The bytes of a MemFile, as runtime/fxt_reader reads them back.
+// The bytes of a MemFile, as trace/fxt_reader reads them back.
 std::vector<FxtRecord> read_back(MemFile &f, FxtWriter &w) {
   std::vector<uint64_t> words = f.words(w);
   return read_fxt(std::string(reinterpret_cast<const char *>(words.data()), words.size() * 8));

@@ -3,9 +3,9 @@
 // generated lines come from.
 #include <gtest/gtest.h>
 
-#include "compiler/c_generator.h"
-#include "compiler/error.h"
-#include "compiler/source_locator.h"
+#include "codegen/c_generator.h"
+#include "codegen/source_locator.h"
+#include "common/error.h"
 #include "stage_fixtures.h"
 
 namespace mt {

@@ -1,6 +1,6 @@
 // Gzipped trace files: what goes through open_gzip_file() comes back whole
 // from gunzip_if_gzipped(), whatever the size of the writes.
-#include "runtime/gzip_file.h"
+#include "trace/gzip_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "compiler/error.h"
+#include "common/error.h"
 
 namespace mt {
 namespace {

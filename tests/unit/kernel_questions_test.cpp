@@ -7,10 +7,10 @@
 
 #include <regex>
 
-#include "compiler/c_generator.h"
-#include "compiler/error.h"
-#include "compiler/kernel_btf.h"
-#include "compiler/probe_resolver.h"
+#include "codegen/c_generator.h"
+#include "common/error.h"
+#include "kernel/kernel_btf.h"
+#include "kernel/probe_resolver.h"
 #include "stage_fixtures.h"
 
 namespace mt {

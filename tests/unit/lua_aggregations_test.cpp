@@ -2,10 +2,10 @@
 // script builds, and which scripts are refused (at their line).
 #include <gtest/gtest.h>
 
-#include "compiler/error.h"
-#include "runtime/lua_script.h"
-#include "runtime/output.h"
-#include "runtime/script_params.h"
+#include "common/error.h"
+#include "output/output.h"
+#include "script/lua_script.h"
+#include "script/script_params.h"
 #include "stage_fixtures.h"
 
 namespace mt {

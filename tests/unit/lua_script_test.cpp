@@ -1,4 +1,4 @@
-#include "runtime/lua_script.h"
+#include "script/lua_script.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,9 +7,9 @@
 #include <iterator>
 #include <lua.hpp>
 
-#include "compiler/error.h"
-#include "runtime/output.h"
-#include "runtime/script_params.h"
+#include "common/error.h"
+#include "output/output.h"
+#include "script/script_params.h"
 #include "stage_fixtures.h"
 
 namespace mt {

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/error.h"
+#include "common/error.h"
 #include "tests/unit/scratch_dir.h"
 
 namespace mt {

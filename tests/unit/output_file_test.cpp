@@ -1,17 +1,17 @@
 // Output files: written under a temporary name and put in place by
 // commit(), never through another user's link, 0600; write errors kept
 // with how many records reached the file.
-#include "runtime/output_file.h"
+#include "output/output_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/error.h"
-#include "runtime/fxt_sink.h"
-#include "runtime/fxt_writer.h"
-#include "runtime/output.h"
+#include "common/error.h"
+#include "output/output.h"
 #include "tests/unit/scratch_dir.h"
+#include "trace/fxt_sink.h"
+#include "trace/fxt_writer.h"
 
 namespace mt {
 namespace {

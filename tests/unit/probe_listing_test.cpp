@@ -1,4 +1,4 @@
-#include "runtime/probe_listing.h"
+#include "kernel/probe_listing.h"
 
 #include <gtest/gtest.h>
 

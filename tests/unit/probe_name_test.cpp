@@ -1,4 +1,4 @@
-#include "compiler/probe_name.h"
+#include "kernel/probe_name.h"
 
 #include <gtest/gtest.h>
 

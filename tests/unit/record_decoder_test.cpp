@@ -1,10 +1,12 @@
-#include "runtime/record_decoder.h"
+#include "run/record_decoder.h"
 
 #include <bpf/btf.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <lua.hpp>
+
+#include "script/lua_values.h"
 
 namespace mt {
 

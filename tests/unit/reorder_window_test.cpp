@@ -1,6 +1,6 @@
 // The reorder window as a stage: records of several sources (CPUs), each
 // nearly in time order, in; the same records, in time order, out.
-#include "runtime/reorder_window.h"
+#include "run/reorder_window.h"
 
 #include <gtest/gtest.h>
 

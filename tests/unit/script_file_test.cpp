@@ -1,5 +1,5 @@
 // Reading a script from disk: regular files only, and at most 16 MiB.
-#include "runtime/script_file.h"
+#include "script/script_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/error.h"
+#include "common/error.h"
 
 namespace mt {
 namespace {

@@ -1,8 +1,8 @@
-#include "runtime/script_params.h"
+#include "script/script_params.h"
 
 #include <gtest/gtest.h>
 
-#include "compiler/error.h"
+#include "common/error.h"
 
 namespace mt {
 

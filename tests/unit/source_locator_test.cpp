@@ -1,4 +1,4 @@
-#include "compiler/source_locator.h"
+#include "codegen/source_locator.h"
 
 #include <gtest/gtest.h>
 

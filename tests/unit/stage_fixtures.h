@@ -1,13 +1,13 @@
 // Plain inputs for testing stages alone: a tracepoint format like the
 // kernel's, and a declaration built without Lua.
 #pragma once
-#include "compiler/c_generator.h"
-#include "compiler/declaration.h"
-#include "compiler/probe_resolver.h"
-#include "compiler/tracefs_format.h"
-#include "runtime/lua_script.h"
-#include "runtime/output.h"
-#include "runtime/script_params.h"
+#include "codegen/c_generator.h"
+#include "common/declaration.h"
+#include "kernel/probe_resolver.h"
+#include "kernel/tracefs_format.h"
+#include "output/output.h"
+#include "script/lua_script.h"
+#include "script/script_params.h"
 
 namespace mt::testing {
 

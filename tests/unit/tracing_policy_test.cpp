@@ -9,12 +9,12 @@
 #include <random>
 #include <regex>
 
+#include "codegen/expression_policy.h"
+#include "common/embedded_files.h"
+#include "common/error.h"
 #include "compile_in_child.h"
 #include "compiler/bpf_elf.h"
 #include "compiler/btf_line_info.h"
-#include "compiler/embedded_files.h"
-#include "compiler/error.h"
-#include "compiler/expression_policy.h"
 #include "compiler/helper_policy.h"
 #include "compiler/instruction_scan.h"
 

@@ -1,12 +1,12 @@
 // trusted_path: a file is loaded only if nobody but root and its trusted
 // owners can change it or any directory above it.
-#include "compiler/trusted_path.h"
+#include "common/trusted_path.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/error.h"
+#include "common/error.h"
 #include "tests/unit/scratch_dir.h"
 
 namespace mt {

@@ -1,0 +1,203 @@
+// Parses argv into Options, refusing bad or repeated values, and holds the --help text.
+#include "app/cli.h"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "common/error.h"
+#include "run/child_process.h"
+
+namespace mt {
+
+const char *usage_text() {
+  return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS]
+       moontrace SCRIPT --help     show a script's options
+       moontrace list              list the shipped scripts
+       moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
+                                   (--json: as JSON), up to where it is damaged
+
+moontrace runs a Lua script that declares kernel probes, compiles them to
+BPF in-process, attaches them and runs the script's handlers on the events.
+SCRIPT is a Lua file (at most 16 MiB), or the name of a shipped script
+(e.g. demo).
+
+Engine options (before SCRIPT):
+  -c, --command CMD     run CMD once the probes are attached, trace only it
+                        (and its children), and stop when it exits; under
+                        sudo it runs as the invoking user; its failure is
+                        reported and becomes the exit status; with -f json
+                        its output goes to stderr
+  -p, --pid PID         trace only process PID (and its children) and stop
+                        when it exits; with -c too, a latency pair's stop is
+                        kept in any task when its start was traced
+  -o, --output FILE     write the script's output to FILE, 0600, in place of
+                        an earlier FILE once tracing begins (a trace named
+                        *.gz is gzipped as it is written)
+  -f, --format FORMAT   text (default) or json: one JSON object per line
+  -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
+                        (a glob, e.g. 'io_uring:*'); with -v (-lv) show
+                        each probe's arguments and their types
+      --duration SECS   stop after SECS seconds (at most a year)
+  -v, --verbose         say which probes were chosen and attached, report
+                        lost events per interval, show verifier logs
+      --emit-c          print the generated C and exit (no root needed)
+      --no-cache        compile even if a cached object exists
+      --unsafe          give the script os, io, load, dofile and debug, let
+                        fxt{file=} name a path outside the working
+                        directory, and let its C call any BPF helper or
+                        kfunc, define programs and maps, and use
+                        preprocessor directives
+  -h, --help            show this help
+  -V, --version         show the version
+
+Environment:
+  MOONTRACE_PATH        extra directories (':'-separated) for require;
+                        modules there, like scripts, must be changeable
+                        only by root, you or the sudo user
+  MOONTRACE_CACHE       compiled-object cache, a 0700 directory of yours
+                        (default $XDG_CACHE_HOME/moontrace, else
+                        .cache/moontrace in your passwd home, not $HOME)
+  MOONTRACE_BUFFER_KB   size of each per-CPU event buffer, a power of two
+                        from 64 (default: 64 MiB shared among the CPUs,
+                        from 1024 to 8192 each)
+
+Ctrl-C, SIGTERM or SIGHUP stops tracing within a second: buffered events
+get half a second, end handlers one, output and traces are finished, and
+lost events are reported on stderr. Options that take a value are given
+once.
+
+Exit status: 0 when tracing ran; 1 on an error; 128 + signal when stopped
+before tracing began; with -c, the command's status when it failed (128 +
+signal when a signal killed it).
+)";
+}
+
+namespace {
+
+constexpr double kLongestDuration = 365.0 * 24 * 3600;  // a year, in seconds
+
+double parse_duration(const std::string &v) {
+  char *end;
+  double seconds = std::strtod(v.c_str(), &end);
+  // NaN fails both comparisons; inf and huge values the second.
+  if (v.empty() || *end || !(seconds > 0) || !(seconds <= kLongestDuration))
+    throw Error("invalid duration '" + v +
+                "' for --duration: expected seconds, more than 0 and at most 31536000 (a year)");
+  return seconds;
+}
+
+}  // namespace
+
+Options parse_command_line(int argc, char **argv) {
+  Options o;
+  int i = 1;
+  // Options that take one value: given twice, which one was meant?
+  std::set<std::string> given;
+  auto once = [&](const std::string &flag, const std::string &short_flag) {
+    if (!given.insert(short_flag).second)
+      throw Error("option " + flag + " is given twice; give it once");
+  };
+  auto value = [&](const std::string &flag) -> std::string {
+    if (i + 1 >= argc)
+      throw Error("option " + flag + " needs a value");
+    return argv[++i];
+  };
+  for (; i < argc; i++) {
+    std::string a = argv[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      inline_value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      has_inline = true;
+    }
+    auto arg = [&]() { return has_inline ? inline_value : value(a); };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "-V" || a == "--version") {
+      o.version = true;
+    } else if (a == "-v" || a == "--verbose") {
+      o.verbose++;
+    } else if (a == "-l" || a == "-lv" || a == "-vl" || a == "--list") {
+      o.list_probes = true;
+      o.verbose += a.size() == 3;
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        o.list_pattern = argv[++i];
+    } else if (a == "-f" || a == "--format") {
+      once(a, "-f");
+      std::string v = arg();
+      if (v != "text" && v != "json")
+        throw Error("invalid output format '" + v + "' for -f: expected text or json");
+      o.json = v == "json";
+    } else if (a == "-c" || a == "--command") {
+      once(a, "-c");
+      o.command = arg();
+      if (split_command(o.command).empty())
+        throw Error("option " + a + " needs a command to run, not '" + o.command + "'");
+    } else if (a == "-p" || a == "--pid") {
+      once(a, "-p");
+      std::string v = arg();
+      char *end;
+      errno = 0;
+      long pid = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || pid <= 0 || pid > INT_MAX || errno == ERANGE)
+        throw Error("invalid pid '" + v + "' for -p");
+      if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        throw Error("no process with pid " + v + " (-p)");
+      o.pid = static_cast<int>(pid);
+    } else if (a == "-o" || a == "--output") {
+      once(a, "-o");
+      o.output = arg();
+      if (o.output.empty())
+        throw Error("option " + a + " needs a file name");
+    } else if (a == "--duration") {
+      once(a, "--duration");
+      o.duration = parse_duration(arg());
+    } else if (a == "--emit-c") {
+      o.emit_c = true;
+    } else if (a == "--no-cache") {
+      o.no_cache = true;
+    } else if (a == "--unsafe") {
+      o.unsafe = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      throw Error("unknown option '" + a + "' (see moontrace --help)");
+    } else {
+      break;
+    }
+  }
+  if (o.list_probes && i < argc)
+    throw Error("-l takes one PATTERN; '" + std::string(argv[i]) + "' is extra");
+  if (i < argc) {
+    o.script = argv[i++];
+    if (o.script == "list" && i == argc) {
+      o.list_scripts = true;
+      o.script.clear();
+    }
+    if (o.script == "dump") {
+      for (; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json")
+          o.dump_json = true;
+        else if (a[0] == '-' || !o.dump_file.empty())
+          throw Error("usage: moontrace dump FILE.fxt [--json]");
+        else
+          o.dump_file = a;
+      }
+      if (o.dump_file.empty())
+        throw Error("usage: moontrace dump FILE.fxt [--json]");
+      o.script.clear();
+    }
+    for (; i < argc; i++)
+      o.script_args.push_back(argv[i]);
+  }
+  if (!o.command.empty() && o.pid)
+    throw Error("-c and -p cannot be combined");
+  return o;
+}
+
+}  // namespace mt

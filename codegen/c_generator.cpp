@@ -1,0 +1,847 @@
+// Writes a declaration's BPF C: kernel types, params, maps and one program per resolved probe.
+// Over 500 lines: ProbeWriter, writing each probe's program and its maps, is ~400 lines alone.
+#include "codegen/c_generator.h"
+
+#include <bpf/btf.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace mt {
+
+namespace {
+
+struct Builtin {
+  const char *name;
+  const char *file_scope;  // declaration used only inside typeof()
+  const char *local;       // definition at the top of a probe function
+};
+
+const Builtin kBuiltins[] = {
+    {"pid", "extern __u32 pid;", "__u32 pid = bpf_get_current_pid_tgid() >> 32;"},
+    {"tid", "extern __u32 tid;", "__u32 tid = (__u32)bpf_get_current_pid_tgid();"},
+    {"uid", "extern __u32 uid;", "__u32 uid = (__u32)bpf_get_current_uid_gid();"},
+    {"gid", "extern __u32 gid;", "__u32 gid = bpf_get_current_uid_gid() >> 32;"},
+    {"nsecs", "extern __u64 nsecs;", "__u64 nsecs = bpf_ktime_get_ns();"},
+    {"cpu", "extern __u32 cpu;", "__u32 cpu = bpf_get_smp_processor_id();"},
+    {"cgroup", "extern __u64 cgroup;", "__u64 cgroup = bpf_get_current_cgroup_id();"},
+    // Zeroed first: what follows the name's NUL must not tell equal names apart in keys.
+    {"comm", "extern char comm[16];",
+     "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); bpf_get_current_comm(comm, "
+     "sizeof(comm));"},
+};
+
+// Identifiers in `text` that are not member names (not after . or ->).
+std::set<std::string> free_identifiers(const std::string &text) {
+  std::set<std::string> ids;
+  for (size_t i = 0; i < text.size();) {
+    if (std::isalpha((unsigned char)text[i]) || text[i] == '_') {
+      size_t end = i;
+      while (end < text.size() && (std::isalnum((unsigned char)text[end]) || text[end] == '_'))
+        end++;
+      size_t before = i;
+      while (before > 0 && std::isspace((unsigned char)text[before - 1]))
+        before--;
+      bool member =
+          before > 0 && (text[before - 1] == '.' ||
+                         (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
+      if (!member)
+        ids.insert(text.substr(i, end - i));
+      i = end;
+    } else if (text[i] == '"' || text[i] == '\'') {
+      char quote = text[i++];
+      while (i < text.size() && text[i] != quote)
+        i += text[i] == '\\' ? 2 : 1;
+      i++;
+    } else {
+      i++;
+    }
+  }
+  return ids;
+}
+
+bool declared_signed(const std::string &type) {
+  static const std::set<std::string> names = {
+      "int",     "long",  "short",  "char",  "signed char", "long long", "s8",
+      "s16",     "s32",   "s64",    "__s8",  "__s16",       "__s32",     "__s64",
+      "ssize_t", "pid_t", "loff_t", "off_t", "time64_t"};
+  std::string t = type;
+  if (t.rfind("const ", 0) == 0)
+    t = t.substr(6);
+  return names.count(t) > 0;
+}
+
+// Collects C text and counts its physical lines, so that the #line
+// directive after each script expression restores generated numbering.
+class Emitter {
+ public:
+  // `first_line`: the number of the first line; `built` collects
+  // expressions not found in the script's text (see GeneratedProgram).
+  explicit Emitter(int first_line = 1,
+                   std::map<std::pair<std::string, int>, std::string> *built = nullptr)
+      : line_(first_line), built_(built) {}
+
+  Emitter &operator<<(const std::string &text) {
+    for (char c : text)
+      line_ += c == '\n';
+    out_ += text;
+    return *this;
+  }
+  // Places a script expression at its script line and column.
+  void expression(const Expression &e) {
+    if (built_ && e.where.line > 0 && e.where.column == 0)
+      built_->emplace(std::make_pair(e.where.file, e.where.line), e.text);
+    *this << "\n";
+    if (e.where.line > 0)
+      *this << "#line " + std::to_string(e.where.line) + " \"" + e.where.file + "\"\n" +
+                   std::string(e.where.column > 1 ? e.where.column - 1 : 0, ' ');
+    *this << e.text + "\n";
+    *this << "#line " + std::to_string(line_ + 1) + " \"" + kGeneratedFileName + "\"\n";
+  }
+  std::string str() const { return out_; }
+
+ private:
+  std::string out_;
+  int line_;  // line being written, as #line directives number it
+  std::map<std::pair<std::string, int>, std::string> *built_;
+};
+
+std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const KernelBtf *btf) {
+  if (f.data_loc)
+    return "__u32 " + f.name;  // use mt_data_loc() or capture it as a string
+  if (f.array_len > 0) {
+    bool chars = f.type.find("char") != std::string::npos;
+    int elem = f.size / f.array_len;
+    return (chars ? std::string("char") : c_int_type(elem, f.is_signed)) + " " + f.name + "[" +
+           std::to_string(f.array_len) + "]";
+  }
+  if (f.type.find('*') != std::string::npos) {
+    std::string base = f.type.substr(0, f.type.find('*'));
+    while (!base.empty() && base.back() == ' ')
+      base.pop_back();
+    if (base.rfind("const ", 0) == 0)
+      base = base.substr(6);
+    if (base == "char")
+      return "const char *" + f.name;
+    if (types && btf && base.rfind("struct ", 0) == 0) {
+      int id = btf__find_by_name_kind(btf->raw(), base.substr(7).c_str(), BTF_KIND_STRUCT);
+      if (id > 0)
+        return types->declare(id, "*" + f.name);
+    }
+    return "void *" + f.name;
+  }
+  if (f.type == "bool")
+    return "bool " + f.name;
+  return c_int_type(f.size, f.is_signed || declared_signed(f.type)) + " " + f.name;
+}
+
+// A BTF-defined map, as libbpf reads it.
+std::string map_definition(const std::string &name, const std::string &type, uint32_t size,
+                           const std::string &key, const std::string &value) {
+  return "struct {\n  __uint(type, " + type + ");\n  __uint(max_entries, " + std::to_string(size) +
+         ");\n  __type(key, " + key + ");\n  __type(value, " + value + ");\n} " + name +
+         " SEC(\".maps\");\n";
+}
+
+// The key as the stop probe computes it.
+const std::vector<Capture> &stop_key(const LatencyDecl &lat) {
+  return lat.stop_key.empty() ? lat.key : lat.stop_key;
+}
+
+// Every script expression a probe's program contains.
+std::vector<const Expression *> expressions_of(const Declaration &decl, const ProbeDecl &probe) {
+  std::vector<const Expression *> out = {&probe.predicate, &probe.action};
+  auto add = [&](const std::vector<Capture> &captures) {
+    for (const auto &c : captures)
+      out.push_back(&c.expr);
+  };
+  add(probe.captures);
+  for (int id : probe.aggregations) {
+    add(decl.aggregations[id].keys);
+    out.push_back(&decl.aggregations[id].value);
+  }
+  if (probe.latency_start >= 0)
+    add(decl.latencies[probe.latency_start].key);
+  if (probe.latency_stop >= 0)
+    add(stop_key(decl.latencies[probe.latency_stop]));
+  if (probe.latency_start >= 0)
+    add(decl.latencies[probe.latency_start].carry);
+  return out;
+}
+
+const char *section_prefix(ProbeKind kind) {
+  switch (kind) {
+    case ProbeKind::Tracepoint: return "tracepoint/";
+    case ProbeKind::TpBtf: return "tp_btf/";
+    case ProbeKind::RawTracepoint: return "raw_tp/";
+    case ProbeKind::Kprobe: return "kprobe/";
+    case ProbeKind::Kretprobe: return "kretprobe/";
+    case ProbeKind::Fentry: return "fentry/";
+    case ProbeKind::Fexit: return "fexit/";
+    case ProbeKind::Uprobe: return "uprobe";
+    case ProbeKind::Uretprobe: return "uretprobe";
+    default: return "";
+  }
+}
+
+// The map reads of mt_aggregate.h, as expressions of their type only.
+const std::pair<const char *, const char *> kMapReadTypes[] = {
+    {"map_get", "(m, k) (*(m).value)"},
+    {"map_ptr", "(m, k) ((m).value)"},
+    {"map_has", "(m, k) ((bool)0)"},
+};
+
+// x86-64 argument registers in struct pt_regs, in calling-convention order.
+std::string c_type(const std::string &type) {
+  static const std::set<std::string> short_names = {"u8", "u16", "u32", "u64",
+                                                    "s8", "s16", "s32", "s64"};
+  return short_names.count(type) ? "__" + type : type;
+}
+
+// The type of a leading cast to a scalar, "(u32)x" -> "__u32"; "" if the
+// expression does not start with one. A capture so written has that type,
+// so it may name the action's locals, which typeof() at file scope cannot.
+std::string leading_cast_type(const std::string &expr) {
+  static const std::regex cast(R"(^\s*\(\s*((?:(?:unsigned|signed|long|short|int|char|bool|)"
+                               R"(__[us](?:8|16|32|64)|[us](?:8|16|32|64))\s*)+)\))");
+  std::smatch m;
+  if (!std::regex_search(expr, m, cast))
+    return "";
+  std::string type = std::regex_replace(m[1].str(), std::regex(R"(\s+$)"), "");
+  return c_type(type);
+}
+
+const char *const kArgRegs[] = {"di", "si", "dx", "cx", "r8", "r9"};
+
+class ProbeWriter {
+ public:
+  ProbeWriter(const GeneratorInput &in, CTypeEmitter *types, Emitter &out)
+      : in_(in), types_(types), out_(out) {}
+
+  // `shared`: another probe is on the same tracepoint, so this one is a
+  // function that one program calls for all of them (write_shared()).
+  GeneratedProbe write(size_t index, const ResolvedProbe &rp, bool shared) {
+    const ProbeDecl &decl = in_.decl->probes[rp.decl_id];
+    std::string n = std::to_string(index);
+    GeneratedProbe gp;
+    gp.decl_id = rp.decl_id;
+    gp.program = gp.attached_program = "mt_probe_" + n;
+    gp.name = rp.name;
+    gp.probe_name = rp.name.to_string();
+    ProbeKind kind = rp.name.kind;
+    bool reads_user = kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+
+    out_ << "\n/* " + gp.probe_name + " (" + decl.where.file + ":" +
+                std::to_string(decl.where.line) + ") */\n";
+    // Arguments: a struct named after the probe; `args` names it both in
+    // the function and, for typeof() of captures, at file scope.
+    std::string args_struct = "struct mt_args_" + n;
+    std::string retval_type;
+    std::vector<std::string> arg_inits;
+    out_ << args_struct + " {\n";
+    if (kind == ProbeKind::Tracepoint) {
+      int offset = 0;  // the common_* fields become padding
+      for (const auto &f : rp.format->fields) {
+        if (f.offset > offset)
+          out_ << "  __u8 __pad_" + std::to_string(offset) + "[" +
+                      std::to_string(f.offset - offset) + "];\n";
+        out_ << "  " + trace_field_decl(f, types_, in_.btf) + ";\n";
+        offset = f.offset + f.size;
+      }
+    } else if (rp.has_signature) {
+      bool ret_only = kind == ProbeKind::Kretprobe;
+      for (size_t i = 0; i < rp.signature.params.size() && !ret_only; i++) {
+        const BtfParam &p = rp.signature.params[i];
+        out_ << "  " + types_->declare(p.type_id, p.name) + ";\n";
+        std::string src = kind == ProbeKind::Kprobe
+                              ? (i < 6 ? std::string("__ctx->") + kArgRegs[i] : std::string("0"))
+                              : "__ctx[" + std::to_string(i) + "]";
+        arg_inits.push_back("(typeof(args." + p.name + "))" + src);
+      }
+      if ((kind == ProbeKind::Kretprobe || kind == ProbeKind::Fexit) && rp.signature.return_type)
+        retval_type = types_->declare(rp.signature.return_type, "");
+    } else if (reads_user) {
+      for (int i = 0; i < 6; i++) {
+        out_ << "  __u64 arg" + std::to_string(i) + ";\n";
+        arg_inits.push_back(std::string("__ctx->") + kArgRegs[i]);
+      }
+      if (kind == ProbeKind::Uretprobe)
+        retval_type = "__u64";
+    }
+    if (arg_inits.empty() && kind != ProbeKind::Tracepoint)
+      out_ << "  __u8 __none;\n";
+    out_ << "};\n";
+
+    std::string ctx_type =
+        kind == ProbeKind::Tracepoint ? args_struct + " *"
+        : (kind == ProbeKind::Kprobe || kind == ProbeKind::Kretprobe || reads_user)
+            ? "struct mt_pt_regs *"
+            : "__u64 *";
+    std::string retval_src = kind == ProbeKind::Fexit
+                                 ? "__ctx[" + std::to_string(rp.signature.params.size()) + "]"
+                                 : "__ctx->ax";
+
+    // Types built from the probe's expressions: the record sent to user
+    // space, and the keys of the aggregations and latency pairs it feeds
+    // first. `args` and `retval` name file-scope stand-ins for typeof().
+    bool sends = !decl.captures.empty() || decl.has_handler;
+    // They are macros only inside typeof(), so members may share their
+    // names (a capture of `retval` is a member `retval`).
+    out_ << "extern " + args_struct + " __mt_targs_" + n + ";\n";
+    stand_ins_ = {{"args", "__mt_targs_" + n}};
+    if (!retval_type.empty()) {
+      out_ << "extern " + retval_type + " __mt_tretval_" + n + ";\n";
+      stand_ins_.push_back({"retval", "__mt_tretval_" + n});
+    }
+    // A pair's start probe is declared, so generated, before its stop.
+    if (decl.latency_stop >= 0)
+      stand_ins_.push_back({"start", "__mt_start_" + std::to_string(decl.latency_stop)});
+    if (sends) {
+      gp.record = "mt_rec_" + n;
+      // Drawn events carry their time and thread for the trace file.
+      write_struct(gp.record, rp, decl.captures,
+                   decl.draws.empty() ? "  __u32 __probe;\n"
+                                      : "  __u32 __probe;\n  __u64 __ts;\n  __u64 __task;\n");
+      // Keeps the record's type in the object's BTF for the decoder.
+      out_ << "struct " + gp.record + " *__mt_type_" + n + " __attribute__((unused));\n";
+    }
+    for (int id : {decl.latency_start, decl.latency_stop})
+      if (id >= 0 && defined_latencies_.insert(id).second)
+        write_latency_map(in_.decl->latencies[id], rp);
+    for (int id : decl.aggregations)
+      if (defined_aggregations_.insert(id).second)
+        write_aggregation_map(in_.decl->aggregations[id], rp);
+    stand_ins_.clear();
+
+    // The program, or a function of the program shared with other probes.
+    // -p/-c: a pair's stop is filtered by its start, whichever task it runs
+    // in: a block request a traced process issued completes in an
+    // interrupt or a kworker.
+    bool filtered = decl.latency_stop < 0;
+    if (shared) {
+      out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
+                  "__ctx, bool __target) {\n";
+      if (filtered)
+        out_ << "  if (!__target)\n    return 0;\n";
+    } else {
+      out_ << "SEC(\"" + section(rp) + "\")\n";
+      out_ << "int " + gp.program + "(" + ctx_type + "__ctx) {\n";
+      if (filtered)
+        out_ << "  if (!mt_is_target())\n    return 0;\n";
+    }
+    if (kind == ProbeKind::Tracepoint) {
+      out_ << "#define args (*__ctx)\n";
+    } else {
+      out_ << "  " + args_struct + " args = {";
+      for (size_t i = 0; i < arg_inits.size(); i++)
+        out_ << (i ? ", " : "") + arg_inits[i];
+      out_ << "};\n  (void)args;\n";
+    }
+    if (!retval_type.empty())
+      out_ << "  " + retval_type + " retval = (" + retval_type + ")" + retval_src +
+                  ";\n  (void)retval;\n";
+    if (reads_user)
+      out_ << "#define MT_PROBE_READ bpf_probe_read_user\n";
+    else
+      out_ << "#define MT_PROBE_READ bpf_probe_read_kernel\n";
+
+    std::set<std::string> used;
+    for (const Expression *e : expressions_of(*in_.decl, decl))
+      for (const auto &id : free_identifiers(e->text)) {
+        used.insert(id);
+        if (id == "latency" && decl.latency_stop < 0)
+          throw Error("'latency' is known only in the stop probe of a latency pair", e->where);
+      }
+    // One clock read for the latency, the drawn time and nsecs, so that a
+    // slice drawn from them starts exactly at its start probe.
+    bool timed = decl.latency_start >= 0 || decl.latency_stop >= 0 || !decl.draws.empty();
+    // Read once the filter passed, unless a stop or the filter needs it: a
+    // read costs about as much as a map lookup, and of the probes sharing a
+    // tracepoint most filter the event out.
+    bool clock_first =
+        decl.latency_stop >= 0 || free_identifiers(decl.predicate.text).count("nsecs");
+    auto read_clock = [&] {
+      if (timed)
+        out_ << "  __u64 __now = bpf_ktime_get_ns();\n";
+      if (used.count("nsecs"))
+        out_ << (timed ? "  __u64 nsecs = __now;\n" : "  __u64 nsecs = bpf_ktime_get_ns();\n");
+    };
+    if (clock_first)
+      read_clock();
+    for (const auto &b : kBuiltins)
+      if (used.count(b.name) && std::string(b.name) != "nsecs")
+        out_ << "  " + std::string(b.local) + "\n";
+    // A stop matches and removes its start before any filter: the request
+    // is over whether or not it is counted.
+    if (decl.latency_stop >= 0) {
+      const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
+      std::string id = std::to_string(lat.id);
+      write_key("__lk", "mt_lat_" + id + "_key", rp, stop_key(lat), reads_user);
+      out_ << "  struct mt_lat_" + id + "_val start;\n  __u64 latency;\n";
+      out_ << "  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
+                  ", &start, sizeof(start), __now, &latency))\n    return 0;\n  (void)start;\n";
+    }
+    if (!decl.predicate.text.empty()) {
+      out_ << "  if (!(";
+      out_.expression(decl.predicate);
+      out_ << "))\n    return 0;\n";
+    }
+    if (!clock_first)
+      read_clock();
+    // Not in a block of its own: locals the action declares are there for
+    // the drawn values after it (flow ids, tracks, durations).
+    if (!decl.action.text.empty())
+      out_.expression(decl.action);
+    // A start after its action: the action may drop the event, and what is
+    // carried may name its locals.
+    if (decl.latency_start >= 0) {
+      const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
+      std::string id = std::to_string(lat.id);
+      write_key("__sk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
+      out_ << "  struct mt_lat_" + id + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
+      for (const auto &c : lat.carry)
+        write_capture(rp, c, reads_user, "__sv.");
+      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, sizeof(__sv), __now, " + id +
+                  ");\n";
+    }
+    for (int id : decl.aggregations)
+      write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
+    if (sends) {
+      out_ << "  struct mt_stage *__stage;\n  struct " + gp.record + " *__r = mt_reserve(" + n +
+                  ", sizeof(*__r), &__stage);\n";
+      out_ << "  if (!__r)\n    return 0;\n  __r->__probe = " + n + ";\n";
+      if (!decl.draws.empty())
+        out_ << "  __r->__ts = __now;\n  __r->__task = bpf_get_current_pid_tgid();\n";
+      for (const auto &c : decl.captures)
+        write_capture(rp, c, reads_user, "__r->");
+      out_ << "  mt_submit(__stage, sizeof(*__r));\n";
+    }
+    out_ << "  return 0;\n}\n";
+    if (kind == ProbeKind::Tracepoint)
+      out_ << "#undef args\n";
+    out_ << "#undef MT_PROBE_READ\n";
+    return gp;
+  }
+
+  // One program for the probes `shared` names (indexes into `probes`), all
+  // on the same tracepoint: each runs in turn, whatever the others did, so
+  // the event costs one program run and one target lookup.
+  void write_shared(std::vector<GeneratedProbe> &probes, const std::vector<size_t> &shared,
+                    const ResolvedProbe &rp) {
+    std::string name = "mt_shared_" + std::to_string(shared[0]);
+    out_ << "\n/* " + rp.name.to_string() + ": " + std::to_string(shared.size()) +
+                " probes in declaration order */\n";
+    out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
+    out_ << "  bool __target = mt_is_target();\n";
+    for (size_t i : shared) {
+      out_ << "  " + probes[i].program + "(__ctx, __target);\n";
+      probes[i].attached_program = name;
+    }
+    out_ << "  return 0;\n}\n";
+  }
+
+ private:
+  static std::string section(const ResolvedProbe &rp) {
+    ProbeKind kind = rp.name.kind;
+    bool user = kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+    return std::string(section_prefix(kind)) +
+           (kind == ProbeKind::Tracepoint ? rp.name.category + "/" : "") +
+           (user ? "" : rp.name.target);
+  }
+
+  // The tracepoint field a capture names directly (`args.NAME`), if any.
+  const TraceField *trace_field(const ResolvedProbe &rp, const Capture &c) {
+    if (!rp.format || c.expr.text.rfind("args.", 0) != 0)
+      return nullptr;
+    return rp.format->find(c.expr.text.substr(5));
+  }
+
+  // struct NAME { HEADER; one member per capture }, typed by typeof().
+  void write_struct(const std::string &name, const ResolvedProbe &rp,
+                    const std::vector<Capture> &members, const std::string &header) {
+    out_ << "struct " + name + " {\n" + header;
+    for (const auto &c : members) {
+      const TraceField *field = trace_field(rp, c);
+      if (c.is_string || (field && field->data_loc)) {
+        out_ << "  char " + c.name + "[" + std::to_string(c.string_size) + "];\n";
+      } else if (!c.c_type.empty() || !leading_cast_type(c.expr.text).empty()) {
+        std::string type = c.c_type.empty() ? leading_cast_type(c.expr.text) : c.c_type;
+        out_ << "  " + type + " " + c.name + ";\n";
+      } else if (c.name.rfind("__", 0) == 0) {
+        // Drawing's own values (flow ids, track keys, durations) are
+        // numbers, and may name the action's locals, which typeof() at file
+        // scope could not see.
+        out_ << "  __u64 " + c.name + ";\n";
+      } else {
+        out_ << "  __typeof__(\n";
+        for (const auto &[name, stand_in] : stand_ins_)
+          out_ << "#define " + name + " " + stand_in + "\n";
+        // Map reads are statement expressions, which file scope refuses:
+        // inside typeof() only their type matters.
+        for (const auto &[name, stand_in] : kMapReadTypes)
+          out_ << "#pragma push_macro(\"" + std::string(name) + "\")\n#undef " + name +
+                      "\n#define " + name + stand_in + "\n";
+        out_.expression(c.expr);
+        for (const auto &[name, stand_in] : kMapReadTypes)
+          out_ << "#pragma pop_macro(\"" + std::string(name) + "\")\n";
+        for (const auto &[name, stand_in] : stand_ins_)
+          out_ << "#undef " + name + "\n";
+        out_ << ") " + c.name + ";\n";
+      }
+    }
+    out_ << "};\n";
+  }
+
+  // A hash key: zeroed (padding included) and then filled.
+  void write_key(const std::string &var, const std::string &type, const ResolvedProbe &rp,
+                 const std::vector<Capture> &fields, bool reads_user) {
+    out_ << "  struct " + type + " " + var + ";\n  __builtin_memset(&" + var + ", 0, sizeof(" +
+                var + "));\n";
+    for (const auto &c : fields)
+      write_capture(rp, c, reads_user, var + ".");
+  }
+
+  void write_latency_map(const LatencyDecl &lat, const ResolvedProbe &rp) {
+    std::string name = "mt_lat_" + std::to_string(lat.id);
+    out_ << "/* latency pair '" + lat.name + "': start times by key */\n";
+    write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
+    // The start time first (mt_latency_start sets it), then what is carried.
+    write_struct(name + "_val", rp, lat.carry, "  __u64 __start_ns;\n");
+    out_ << "extern struct " + name + "_val __mt_start_" + std::to_string(lat.id) + ";\n";
+    out_ << map_definition(name, "BPF_MAP_TYPE_LRU_HASH", lat.size, "struct " + name + "_key",
+                           "struct " + name + "_val");
+  }
+
+  void write_aggregation_map(const AggregationDecl &agg, const ResolvedProbe &rp) {
+    std::string name = "mt_agg_" + std::to_string(agg.id);
+    out_ << "/* " + std::string(agg_kind_name(agg.kind)) + " '" + agg.name + "' */\n";
+    std::string header = is_histogram(agg.kind) ? "  __u32 __slot;\n"
+                         : agg.keys.empty()     ? "  __u32 __none;\n"
+                                                : "";
+    write_struct(name + "_key", rp, agg.keys, header);
+    bool counter = agg.kind == AggKind::Count || is_histogram(agg.kind);
+    out_ << map_definition(name, "BPF_MAP_TYPE_PERCPU_HASH", agg.size, "struct " + name + "_key",
+                           counter ? "__u64" : "struct mt_stats");
+  }
+
+  void write_aggregation_update(const AggregationDecl &agg, const ProbeDecl &probe,
+                                const ResolvedProbe &rp, bool reads_user) {
+    std::string id = std::to_string(agg.id);
+    std::string map = "&mt_agg_" + id;
+    out_ << "  {\n";
+    write_key("__k", "mt_agg_" + id + "_key", rp, agg.keys, reads_user);
+    if (agg.kind != AggKind::Count) {
+      Expression value = agg.value;
+      if (value.text.empty()) {
+        if (probe.latency_stop < 0)
+          throw Error(std::string(agg_kind_name(agg.kind)) + " '" + agg.name +
+                          "' needs value = \"C expression\" (or feed it from a latency pair)",
+                      agg.where);
+        value = {"latency", agg.where};
+      }
+      out_ << "  __s64 __v = (__s64)(";
+      out_.expression(value);
+      out_ << ");\n";
+      if (uint64_t div = unit_divisor(agg.unit); div > 1)
+        out_ << "  __v = mt_scale(__v, " + std::to_string(div) + "ULL);\n";
+    }
+    switch (agg.kind) {
+      case AggKind::Count: out_ << "  mt_agg_add(" + map + ", &__k, 1, " + id + ");\n"; break;
+      case AggKind::Log2Hist:
+        out_ << "  __k.__slot = mt_log2_slot(__v);\n  mt_agg_add(" + map + ", &__k, 1, " + id +
+                    ");\n";
+        break;
+      case AggKind::LinearHist:
+        out_ << "  __k.__slot = mt_linear_slot(__v, " + std::to_string(agg.lmin) + "LL, " +
+                    std::to_string(agg.lmax) + "LL, " + std::to_string(agg.lstep) +
+                    "ULL);\n  mt_agg_add(" + map + ", &__k, 1, " + id + ");\n";
+        break;
+      default: out_ << "  mt_agg_stats(" + map + ", &__k, __v, " + id + ");\n"; break;
+    }
+    out_ << "  }\n";
+  }
+
+  // Whether `text` is just `start.NAME`, a value the pair's start carried.
+  bool carried(const ResolvedProbe &rp, const std::string &text) const {
+    int stop = in_.decl->probes[rp.decl_id].latency_stop;
+    if (stop < 0 || text.rfind("start.", 0) != 0)
+      return false;
+    for (const auto &c : in_.decl->latencies[stop].carry)
+      if (text == "start." + c.name)
+        return true;
+    return false;
+  }
+
+  void write_capture(const ResolvedProbe &rp, const Capture &c, bool reads_user,
+                     const std::string &prefix) {
+    const TraceField *field = trace_field(rp, c);
+    std::string dst = prefix + c.name;
+    if (field && field->data_loc) {
+      out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), mt_data_loc(__ctx, " +
+                  c.expr.text + "));\n";
+    } else if (c.is_string) {
+      out_ << std::string("  ") +
+                  (reads_user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str") + "(" +
+                  dst + ", sizeof(" + dst + "), (const void *)(";
+      out_.expression(c.expr);
+      out_ << "));\n";
+    } else if (field && field->array_len > 0 && prefix != "__r->" &&
+               field->type.find("char") != std::string::npos) {
+      // A name in a key (args.comm, args.rwbs): up to its NUL only, into the
+      // zeroed key. Tracepoints copy a whole array, and what follows the NUL
+      // is left from an earlier, longer name: equal names must be equal keys.
+      out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), " + c.expr.text +
+                  ");\n";
+    } else if ((field && field->array_len > 0) || c.expr.text == "comm") {
+      out_ << "  __builtin_memcpy(" + dst + ", " + c.expr.text + ", sizeof(" + dst + "));\n";
+    } else if (carried(rp, c.expr.text)) {
+      // Copied whatever its type: a carried comm or string is an array.
+      out_ << "  __builtin_memcpy(&" + dst + ", &" + c.expr.text + ", sizeof(" + dst + "));\n";
+    } else {
+      out_ << "  " + dst + " = (";
+      out_.expression(c.expr);
+      out_ << ");\n";
+    }
+  }
+
+  const GeneratorInput &in_;
+  CTypeEmitter *types_;
+  Emitter &out_;
+  std::set<int> defined_aggregations_, defined_latencies_;
+  // (name, file-scope stand-in) of what expressions name, for typeof().
+  std::vector<std::pair<std::string, std::string>> stand_ins_;
+};
+
+void write_params(const Declaration &decl, Emitter &out) {
+  out << "struct mt_params {\n";
+  for (const auto &p : decl.params) {
+    switch (p.type) {
+      case ParamType::Int: out << "  __s64 " + p.name + ";\n"; break;
+      case ParamType::Uint: out << "  __u64 " + p.name + ";\n"; break;
+      case ParamType::Bool: out << "  bool " + p.name + ";\n"; break;
+      case ParamType::String: out << "  char " + p.name + "[64];\n"; break;
+    }
+  }
+  out << "};\n/* Set before load from the command line; the verifier sees constants. */\n";
+  out << "const volatile struct mt_params param = {};\n";
+}
+
+// u8..u64 and s8..s64 as the kernel spells them; other C types as written.
+const char *map_type_name(MapKind kind) {
+  switch (kind) {
+    case MapKind::Hash: return "BPF_MAP_TYPE_HASH";
+    case MapKind::PercpuHash: return "BPF_MAP_TYPE_PERCPU_HASH";
+    case MapKind::LruHash: return "BPF_MAP_TYPE_LRU_HASH";
+    case MapKind::Array: return "BPF_MAP_TYPE_ARRAY";
+    case MapKind::PercpuArray: return "BPF_MAP_TYPE_PERCPU_ARRAY";
+  }
+  return "";
+}
+
+void write_script_map(const MapDecl &m, Emitter &out) {
+  auto typed = [](Expression type) {
+    type.text = c_type(type.text);
+    return type;
+  };
+  // Keys are packed: no padding bytes that map_key() would leave unset.
+  auto write_struct = [&](const char *suffix, const auto &fields, const char *attributes) {
+    out << "struct mt_map_" + m.name + suffix + " {\n";
+    for (const auto &[name, type] : fields)
+      out << "  " + c_type(type) + " " + name + ";\n";
+    out << std::string("}") + attributes + ";\n";
+  };
+  if (!m.key_fields.empty())
+    write_struct("_key", m.key_fields, " __attribute__((packed))");
+  if (!m.value_fields.empty())
+    write_struct("_val", m.value_fields, "");
+  out << "/* map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) + ") */\n";
+  out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
+             ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n  __type(key, ";
+  if (m.key_fields.empty())
+    out.expression(typed(m.key_type));
+  else
+    out << "struct mt_map_" + m.name + "_key";
+  out << ");\n  __type(value, ";
+  if (m.value_fields.empty())
+    out.expression(typed(m.value_type));
+  else
+    out << "struct mt_map_" + m.name + "_val";
+  out << ");\n} " + m.name + " SEC(\".maps\");\n";
+}
+
+// A trace names each thread; a name read from /proc when its first event
+// arrives may already be gone, or not yet set: io-workers name themselves
+// (task_rename) and -c commands exec after attaching.
+std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &rename, size_t id,
+                                             Emitter &out) {
+  std::string n = std::to_string(id);
+  out << "\n/* Thread names for the trace, as they change. */\n";
+  out << "struct mt_thread_name {\n  __u32 __probe;\n  __u32 pid;\n  __u32 tid;\n  char "
+         "comm[16];\n};\n";
+  out << "struct mt_thread_name *__mt_type_names __attribute__((unused));\n";
+  out << "static __always_inline int mt_send_name(const void *comm) {\n";
+  out << "  if (!mt_is_target())\n    return 0;\n";
+  out << "  struct mt_stage *stage;\n  struct mt_thread_name *r = mt_reserve(" + n +
+             ", sizeof(*r), &stage);\n";
+  out << "  if (!r)\n    return 0;\n  __u64 task = bpf_get_current_pid_tgid();\n";
+  out << "  r->__probe = " + n + ";\n  r->pid = task >> 32;\n  r->tid = (__u32)task;\n";
+  out << "  if (comm)\n    bpf_probe_read_kernel(r->comm, sizeof(r->comm), comm);\n";
+  out << "  else\n    bpf_get_current_comm(r->comm, sizeof(r->comm));\n";
+  out << "  mt_submit(stage, sizeof(*r));\n  return 0;\n}\n";
+  out << "SEC(\"tracepoint/sched/sched_process_exec\")\n";
+  out << "int mt_name_exec(void *__ctx) {\n  return mt_send_name(NULL);\n}\n";
+  std::vector<std::string> programs = {"mt_name_exec"};
+  const TraceField *pid = rename ? rename->find("pid") : nullptr;
+  const TraceField *comm = rename ? rename->find("newcomm") : nullptr;
+  if (pid && comm) {
+    // The new name is in the event: the task's own changes after it.
+    out << "SEC(\"tracepoint/task/task_rename\")\n";
+    out << "int mt_name_rename(void *__ctx) {\n";
+    out << "  if (*(__s32 *)((char *)__ctx + " + std::to_string(pid->offset) +
+               ") != (__s32)bpf_get_current_pid_tgid())\n    return 0;\n";
+    out << "  return mt_send_name((char *)__ctx + " + std::to_string(comm->offset) + ");\n}\n";
+    programs.push_back("mt_name_rename");
+  }
+  return programs;
+}
+
+void write_fork_follower(const TraceFormat &format, Emitter &out) {
+  const TraceField *child = format.find("child_pid");
+  if (!child)
+    return;
+  out << "\n/* -p/-c: children of traced processes are traced too. */\n";
+  out << "SEC(\"tracepoint/sched/sched_process_fork\")\n";
+  out << "int mt_follow_fork(void *__ctx) {\n";
+  out << "  if (!mt_filter_targets || !mt_is_target())\n    return 0;\n";
+  out << "  __u32 child = *(__s32 *)((char *)__ctx + " + std::to_string(child->offset) + ");\n";
+  out << "  __u8 one = 1;\n  bpf_map_update_elem(&mt_targets, &child, &one, BPF_ANY);\n";
+  out << "  mt_targets_changed();\n";
+  out << "  return 0;\n}\n";
+}
+
+}  // namespace
+
+const std::vector<std::string> &builtin_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto &b : kBuiltins)
+      n.push_back(b.name);
+    return n;
+  }();
+  return names;
+}
+
+GeneratedProgram generate_c(const GeneratorInput &in) {
+  GeneratedProgram program;
+  std::vector<std::string> expressions;
+  for (const auto &p : in.decl->probes)
+    for (const Expression *e : expressions_of(*in.decl, p))
+      expressions.push_back(e->text);
+  std::unique_ptr<CTypeEmitter> types;
+  if (in.btf)
+    types = std::make_unique<CTypeEmitter>(in.btf->raw(), member_names_in(expressions));
+  // Kernel records a script casts pointers to, e.g. (struct io_ring_ctx *)args.ctx;
+  // ones the kernel lacks are left for Clang to report where they are used.
+  if (types)
+    for (const auto &[kind, name] : record_names_in(expressions))
+      types->declare_record(kind, name);
+
+  // An aggregation nothing feeds is a mistake, and would have no map.
+  for (const auto &a : in.decl->aggregations) {
+    bool fed = false;
+    for (const auto &p : in.decl->probes)
+      fed |= std::count(p.aggregations.begin(), p.aggregations.end(), a.id) > 0;
+    if (!fed)
+      throw Error(std::string(agg_kind_name(a.kind)) + " '" + a.name +
+                      "' is fed by no probe: add aggregate = it to a probe, or into = it to a "
+                      "latency pair",
+                  a.where);
+  }
+
+  // Numbered apart from the head, so that a line of generated code names
+  // one place (declaration_at_generated_line).
+  Emitter body(kGeneratedBodyFirstLine, &program.built_expressions);
+  ProbeWriter writer(in, types.get(), body);
+  // Probes on the same tracepoint (classic, tp_btf or raw) share one program.
+  const auto &resolved = in.resolution->probes;
+  auto shares = [](ProbeKind kind) {
+    return kind == ProbeKind::Tracepoint || kind == ProbeKind::TpBtf ||
+           kind == ProbeKind::RawTracepoint;
+  };
+  std::map<std::string, std::vector<size_t>> by_event;
+  for (size_t i = 0; i < resolved.size(); i++)
+    if (shares(resolved[i].name.kind))
+      by_event[resolved[i].name.to_string()].push_back(i);
+  // One program runs them all: LLVM's 16-bit jumps give up near 32K
+  // instructions (about 150 light probes, 1000 trip an LLVM abort), and the
+  // verifier's budget is per program. Well below, and the same everywhere:
+  for (const auto &[event, probes] : by_event)
+    if (probes.size() > kMaxProbesPerTracepoint) {
+      const ProbeDecl &over = in.decl->probes[resolved[probes[kMaxProbesPerTracepoint]].decl_id];
+      throw Error(event + " has " + std::to_string(probes.size()) + " probes; at most " +
+                      std::to_string(kMaxProbesPerTracepoint) +
+                      " fit in the one program a tracepoint runs (merge them: one probe can "
+                      "test many values with a map)",
+                  over.where);
+    }
+  if (resolved.size() > kMaxPrograms)
+    throw Error(std::to_string(resolved.size()) + " probes; at most " +
+                    std::to_string(kMaxPrograms) + " programs are loaded for one script",
+                in.decl->probes[resolved[kMaxPrograms].decl_id].where);
+  for (size_t i = 0; i < resolved.size(); i++) {
+    bool shared =
+        shares(resolved[i].name.kind) && by_event[resolved[i].name.to_string()].size() > 1;
+    program.probes.push_back(writer.write(i, resolved[i], shared));
+  }
+  for (const auto &[event, probes] : by_event)
+    if (probes.size() > 1)
+      writer.write_shared(program.probes, probes, resolved[probes[0]]);
+  if (in.fork_format) {
+    write_fork_follower(*in.fork_format, body);
+    program.follow_program = "mt_follow_fork";
+  }
+  bool draws = std::any_of(in.decl->probes.begin(), in.decl->probes.end(),
+                           [](const ProbeDecl &p) { return !p.draws.empty(); });
+  if (draws)
+    program.naming_programs = write_thread_namers(in.rename_format, program.probes.size(), body);
+
+  Emitter head(1, &program.built_expressions);
+  head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
+  // Thread names take the slot after the probes.
+  size_t slots = program.probes.size() + (program.naming_programs.empty() ? 0 : 1);
+  head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, slots)) + "\n";
+  const Declaration &decl = *in.decl;
+  if (!decl.aggregations.empty())
+    head << "#define MT_NUM_AGGREGATIONS " + std::to_string(decl.aggregations.size()) + "\n";
+  if (!decl.latencies.empty())
+    head << "#define MT_NUM_LATENCIES " + std::to_string(decl.latencies.size()) + "\n";
+  head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n";
+  if (types) {
+    std::string defs = types->definitions();
+    if (!defs.empty())
+      head << "\n/* Kernel types: only the members this script names (CO-RE). */\n" + defs;
+  }
+  for (const auto &b : kBuiltins)
+    head << std::string(b.file_scope) + "\n";
+  if (!decl.latencies.empty())
+    head << "extern __u64 latency; /* in a latency pair's stop probe */\n";
+  for (const auto &m : decl.maps)
+    write_script_map(m, head);
+  if (!in.decl->params.empty()) {
+    write_params(*in.decl, head);
+    program.params_struct = "mt_params";
+  }
+  // The body's #line numbers count its own lines: anchor it at line 1.
+  program.source = head.str() + "#line " + std::to_string(kGeneratedBodyFirstLine) + " \"" +
+                   kGeneratedFileName + "\"\n" + body.str();
+  return program;
+}
+
+}  // namespace mt

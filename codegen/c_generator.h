@@ -1,0 +1,66 @@
+// Declaration + resolved probes -> BPF C source. Script expressions are
+// placed verbatim under #line directives that point back at the script.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/declaration.h"
+#include "kernel/probe_resolver.h"
+
+namespace mt {
+
+// The file name generated scaffolding is attributed to in diagnostics.
+inline constexpr const char *kGeneratedFileName = "<moontrace>";
+// Generated lines after the types and maps are numbered from here.
+inline constexpr int kGeneratedBodyFirstLine = 100001;
+
+// Probes on one tracepoint share one program; a script loads at most
+// kMaxPrograms probes (each a program, or a function of a shared one).
+inline constexpr size_t kMaxProbesPerTracepoint = 64;
+inline constexpr size_t kMaxPrograms = 2048;
+
+struct GeneratedProbe {
+  int decl_id = 0;
+  std::string program;  // the probe's function, e.g. mt_probe_3
+  // The BPF program attached for it: `program` itself, or one program that
+  // runs every probe on the same tracepoint in declaration order.
+  std::string attached_program;
+  std::string record;      // record struct name, "" when nothing is sent
+  std::string probe_name;  // concrete probe, e.g. tracepoint:io_uring:io_uring_complete
+  ProbeName name;
+};
+
+struct GeneratedProgram {
+  std::string source;
+  std::vector<GeneratedProbe> probes;  // index == probe id in records and loss counters
+  std::string params_struct;           // "mt_params", "" without parameters
+  std::string follow_program;          // program that follows forks of targets, "" if none
+  // Program the reader runs on each CPU to hand what it staged to its ring
+  // (mt_runtime.h); never attached.
+  std::string flush_program = "mt_flush_stage";
+  // Programs that report thread names as they change (exec, io-workers
+  // naming themselves) for a trace; their records carry probe id
+  // `probes.size()` and struct mt_thread_name.
+  std::vector<std::string> naming_programs;
+  // Expressions the script built at run time ("pid > " .. n), so not found
+  // in its text, by (file, line) of the call: Clang's column for them
+  // counts in the expression, not in the script's line.
+  std::map<std::pair<std::string, int>, std::string> built_expressions;
+};
+
+struct GeneratorInput {
+  const Declaration *decl = nullptr;
+  const Resolution *resolution = nullptr;
+  const KernelBtf *btf = nullptr;            // null: struct pointers become void *
+  std::optional<TraceFormat> fork_format;    // sched:sched_process_fork, for -p/-c
+  std::optional<TraceFormat> rename_format;  // task:task_rename, to name drawn threads
+};
+
+GeneratedProgram generate_c(const GeneratorInput &input);
+
+// The builtin names expressions may use, e.g. pid, comm, nsecs.
+const std::vector<std::string> &builtin_names();
+
+}  // namespace mt

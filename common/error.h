@@ -1,0 +1,31 @@
+// One error type for every stage: a one-line message, optionally tied to
+// a place in the script, with detail printed only under -v.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+#include "common/declaration.h"
+
+namespace mt {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string &message, ScriptLocation where = {}, std::string detail = {})
+      : std::runtime_error(message), where(std::move(where)), detail(std::move(detail)) {}
+  ScriptLocation where;
+  std::string detail;  // e.g. the verifier log, shown with -v
+
+  // "script.lua:12: message" or just "message".
+  std::string located() const {
+    if (where.file.empty())
+      return what();
+    std::string loc = where.file;
+    if (where.line > 0)
+      loc += ":" + std::to_string(where.line);
+    if (where.line > 0 && where.column > 0)
+      loc += ":" + std::to_string(where.column);
+    return loc + ": " + what();
+  }
+};
+
+}  // namespace mt

@@ -1,0 +1,154 @@
+// Lists the tracepoints, kprobes and BTF probes matching a glob, with arguments if verbose.
+#include "kernel/probe_listing.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+#include "kernel/kernel_btf.h"
+#include "kernel/probe_resolver.h"
+
+namespace mt {
+
+ProbePattern::ProbePattern(std::string glob) : glob_(std::move(glob)) {
+  std::string prefix = glob_.substr(0, glob_.find(':'));
+  if (prefix.size() == glob_.size())
+    return;
+  for (int k = 0; k <= static_cast<int>(ProbeKind::End); k++)
+    if (prefix == kind_name(static_cast<ProbeKind>(k)))
+      kind_ = prefix;
+}
+
+bool ProbePattern::matches(const std::string &probe) const {
+  if (glob_.empty() || glob_match(glob_, probe))
+    return true;
+  size_t colon = probe.find(':');
+  return colon != std::string::npos && glob_match(glob_, probe.substr(colon + 1));
+}
+
+bool ProbePattern::may_match_kind(ProbeKind kind) const {
+  return kind_.empty() || kind_ == kind_name(kind);
+}
+
+namespace {
+
+struct Listed {
+  std::string text;  // e.g. tracepoint:io_uring:io_uring_complete
+  ProbeName name;
+};
+
+void print_signature(const KernelBtf &btf, const BtfSignature &signature, bool with_retval,
+                     std::FILE *out) {
+  for (const auto &p : signature.params)
+    std::fprintf(out, "    %s %s\n", btf.type_name(p.type_id).c_str(), p.name.c_str());
+  if (with_retval && signature.return_type != 0)
+    std::fprintf(out, "    %s retval\n", btf.type_name(signature.return_type).c_str());
+}
+
+// The arguments a script sees as args.NAME, one per line, like bpftrace -lv.
+void print_arguments(const ProbeName &name, KernelFacts &kernel, std::FILE *out) {
+  if (name.kind == ProbeKind::Tracepoint) {
+    auto format = kernel.tracepoint(name.category, name.target);
+    if (!format)
+      return;
+    for (const auto &f : format->fields) {
+      std::fprintf(out, "    %s %s", f.type.c_str(), f.name.c_str());
+      if (f.array_len)
+        std::fprintf(out, "[%d]", f.array_len);
+      std::fputc('\n', out);
+    }
+    return;
+  }
+  const KernelBtf *kernel_btf = kernel.btf();
+  if (!kernel_btf)
+    return;
+  BtfSignature signature;
+  if (name.kind == ProbeKind::RawTracepoint || name.kind == ProbeKind::TpBtf) {
+    const KernelBtf *btf = kernel_btf->with_raw_tracepoint(name.target);
+    if (btf && btf->raw_tracepoint_signature(name.target, signature))
+      print_signature(*btf, signature, false, out);
+  } else if (const KernelBtf *btf = kernel_btf->with_function(name.target);
+             btf && btf->function_signature(name.target, signature)) {
+    print_signature(*btf, signature, true, out);
+  }
+}
+
+}  // namespace
+
+size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel, std::FILE *out) {
+  ProbePattern match(pattern);
+  std::vector<Listed> listed;
+  auto add = [&](ProbeKind kind, std::string category, std::string target) {
+    ProbeName name{kind, std::move(category), std::move(target), "", 0};
+    std::string text = name.to_string();
+    if (match.matches(text))
+      listed.push_back({std::move(text), std::move(name)});
+  };
+
+  // Without root tracefs is unreadable and the tracepoints unknown.
+  bool tracepoints_hidden = false;
+  if (match.may_match_kind(ProbeKind::Tracepoint)) {
+    tracepoints_hidden = !kernel.tracefs_readable();
+    for (const auto &full : kernel.tracepoint_names()) {
+      size_t colon = full.find(':');
+      if (colon != std::string::npos)
+        add(ProbeKind::Tracepoint, full.substr(0, colon), full.substr(colon + 1));
+    }
+  }
+  if (match.may_match_kind(ProbeKind::Kprobe) && kernel.has_kprobes()) {
+    for (auto &function : kernel.kprobe_function_names())
+      add(ProbeKind::Kprobe, "", std::move(function));
+  }
+  bool raw = match.may_match_kind(ProbeKind::RawTracepoint);
+  bool tp_btf = match.may_match_kind(ProbeKind::TpBtf);
+  bool fentry = match.may_match_kind(ProbeKind::Fentry);
+  const KernelBtf *btf = raw || tp_btf || fentry ? kernel.btf() : nullptr;
+  // vmlinux's BTF, then each loaded module's.
+  std::vector<const KernelBtf *> btfs;
+  if (btf) {
+    btfs.push_back(btf);
+    for (const auto &m : btf->modules())
+      btfs.push_back(m.get());
+  }
+  for (const KernelBtf *b : btfs) {
+    if (!raw && !tp_btf)
+      break;
+    for (const auto &event : b->raw_tracepoint_names()) {
+      if (raw)
+        add(ProbeKind::RawTracepoint, "", event);
+      if (tp_btf)
+        add(ProbeKind::TpBtf, "", event);
+    }
+  }
+  if (btf && fentry) {
+    size_t before = listed.size();
+    for (const KernelBtf *b : btfs)
+      for (const auto &function : b->function_names())
+        add(ProbeKind::Fentry, "", function);
+    // Asked only when something matched: it loads a test program.
+    if (listed.size() > before && !kernel.fentry_unavailable_reason().empty())
+      listed.resize(before);
+  }
+
+  if (tracepoints_hidden) {
+    const char *why = "tracepoints are not listed: tracefs is readable by root only";
+    if (listed.empty())
+      throw Error("no probes match '" + pattern + "'; " + why);
+    std::fprintf(stderr, "moontrace: %s\n", why);
+  }
+
+  std::sort(listed.begin(), listed.end(),
+            [](const Listed &a, const Listed &b) { return a.text < b.text; });
+  listed.erase(std::unique(listed.begin(), listed.end(),
+                           [](const Listed &a, const Listed &b) { return a.text == b.text; }),
+               listed.end());
+  for (const auto &probe : listed) {
+    std::fprintf(out, "%s\n", probe.text.c_str());
+    if (verbose)
+      print_arguments(probe.name, kernel, out);
+  }
+  return listed.size();
+}
+
+}  // namespace mt

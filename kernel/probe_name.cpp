@@ -1,0 +1,174 @@
+// Splits probe name text into kind and parts, expanding aliases, and matches glob patterns.
+#include "kernel/probe_name.h"
+
+#include <cstdlib>
+#include <vector>
+
+namespace mt {
+
+namespace {
+
+std::vector<std::string> split(const std::string &text, char sep, size_t max_parts) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (parts.size() + 1 < max_parts) {
+    size_t pos = text.find(sep, start);
+    if (pos == std::string::npos)
+      break;
+    parts.push_back(text.substr(start, pos - start));
+    start = pos + 1;
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+struct KindAlias {
+  const char *name;
+  ProbeKind kind;
+};
+
+const KindAlias kAliases[] = {
+    {"tracepoint", ProbeKind::Tracepoint}, {"t", ProbeKind::Tracepoint},
+    {"tp_btf", ProbeKind::TpBtf},          {"rawtracepoint", ProbeKind::RawTracepoint},
+    {"rt", ProbeKind::RawTracepoint},      {"raw_tp", ProbeKind::RawTracepoint},
+    {"kprobe", ProbeKind::Kprobe},         {"k", ProbeKind::Kprobe},
+    {"kretprobe", ProbeKind::Kretprobe},   {"kr", ProbeKind::Kretprobe},
+    {"fentry", ProbeKind::Fentry},         {"f", ProbeKind::Fentry},
+    {"fexit", ProbeKind::Fexit},           {"fr", ProbeKind::Fexit},
+    {"uprobe", ProbeKind::Uprobe},         {"u", ProbeKind::Uprobe},
+    {"uretprobe", ProbeKind::Uretprobe},   {"ur", ProbeKind::Uretprobe},
+    {"interval", ProbeKind::Interval},     {"i", ProbeKind::Interval},
+};
+
+}  // namespace
+
+const char *kind_name(ProbeKind kind) {
+  switch (kind) {
+    case ProbeKind::Tracepoint: return "tracepoint";
+    case ProbeKind::TpBtf: return "tp_btf";
+    case ProbeKind::RawTracepoint: return "rawtracepoint";
+    case ProbeKind::Kprobe: return "kprobe";
+    case ProbeKind::Kretprobe: return "kretprobe";
+    case ProbeKind::Fentry: return "fentry";
+    case ProbeKind::Fexit: return "fexit";
+    case ProbeKind::Uprobe: return "uprobe";
+    case ProbeKind::Uretprobe: return "uretprobe";
+    case ProbeKind::Interval: return "interval";
+    case ProbeKind::Begin: return "begin";
+    case ProbeKind::End: return "end";
+  }
+  return "?";
+}
+
+bool ProbeName::in_kernel() const {
+  return kind != ProbeKind::Interval && kind != ProbeKind::Begin && kind != ProbeKind::End;
+}
+
+bool ProbeName::has_direct_btf_access() const {
+  return kind == ProbeKind::TpBtf || kind == ProbeKind::Fentry || kind == ProbeKind::Fexit;
+}
+
+bool ProbeName::has_wildcard() const {
+  auto wild = [](const std::string &s) { return s.find_first_of("*?") != std::string::npos; };
+  return wild(category) || wild(target) || wild(symbol);
+}
+
+std::string ProbeName::to_string() const {
+  switch (kind) {
+    case ProbeKind::Tracepoint: return "tracepoint:" + category + ":" + target;
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe: return std::string(kind_name(kind)) + ":" + target + ":" + symbol;
+    case ProbeKind::Interval: return "interval:ms:" + std::to_string(interval_ms);
+    case ProbeKind::Begin:
+    case ProbeKind::End: return kind_name(kind);
+    default: return std::string(kind_name(kind)) + ":" + target;
+  }
+}
+
+std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &error) {
+  if (text == "begin" || text == "BEGIN")
+    return ProbeName{ProbeKind::Begin, "", "", "", 0};
+  if (text == "end" || text == "END")
+    return ProbeName{ProbeKind::End, "", "", "", 0};
+  auto parts = split(text, ':', 3);
+  const KindAlias *alias = nullptr;
+  for (const auto &a : kAliases)
+    if (parts[0] == a.name)
+      alias = &a;
+  if (!alias) {
+    error = "unknown probe type '" + parts[0] + "' in '" + text +
+            "' (expected tracepoint, tp_btf, rawtracepoint, kprobe, kretprobe, fentry, "
+            "fexit, uprobe, uretprobe, interval, begin or end)";
+    return std::nullopt;
+  }
+  ProbeName name{alias->kind, "", "", "", 0};
+  auto need = [&](size_t n, const char *shape) {
+    if (parts.size() != n || parts.back().empty()) {
+      error = "malformed probe '" + text + "': expected " + shape;
+      return false;
+    }
+    return true;
+  };
+  switch (name.kind) {
+    case ProbeKind::Tracepoint:
+      if (!need(3, "tracepoint:CATEGORY:NAME"))
+        return std::nullopt;
+      name.category = parts[1];
+      name.target = parts[2];
+      break;
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe: {
+      // The path may not contain ':'; the symbol is what follows the last one.
+      size_t last = text.rfind(':');
+      size_t first = text.find(':');
+      if (last == first || last + 1 == text.size()) {
+        error = "malformed probe '" + text + "': expected uprobe:PATH:SYMBOL";
+        return std::nullopt;
+      }
+      name.target = text.substr(first + 1, last - first - 1);
+      name.symbol = text.substr(last + 1);
+      break;
+    }
+    case ProbeKind::Interval: {
+      if (!need(3, "interval:ms:N or interval:s:N"))
+        return std::nullopt;
+      char *end = nullptr;
+      long n = std::strtol(parts[2].c_str(), &end, 10);
+      long scale = parts[1] == "ms" ? 1 : parts[1] == "s" ? 1000 : 0;
+      if (*end || n <= 0 || scale == 0) {
+        error = "malformed probe '" + text + "': expected interval:ms:N or interval:s:N with N > 0";
+        return std::nullopt;
+      }
+      name.interval_ms = n * scale;
+      break;
+    }
+    default:
+      if (!need(2, (std::string(kind_name(name.kind)) + ":FUNCTION").c_str()))
+        return std::nullopt;
+      name.target = parts[1];
+  }
+  return name;
+}
+
+bool glob_match(const std::string &pattern, const std::string &text) {
+  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      p++;
+      t++;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*')
+    p++;
+  return p == pattern.size();
+}
+
+}  // namespace mt

@@ -1,0 +1,296 @@
+// Renders aggregation and map snapshots as bcc-style tables and histograms, or as JSON.
+#include "output/aggregation_format.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace mt {
+
+namespace {
+
+constexpr uint32_t kNegativeSlot = 64;  // mt_log2_slot() of values below 0
+
+std::string upper(std::string s) {
+  for (auto &c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string number(int64_t v) {
+  return std::to_string(v);
+}
+
+// The value columns of a row, by kind: (header, text).
+std::vector<std::pair<std::string, std::string>> value_columns(const AggregationDecl &d,
+                                                               const AggregationRow &r) {
+  std::string unit = d.unit.empty() ? "" : "(" + unit_label(d.unit) + ")";
+  int64_t avg = r.count ? r.sum / static_cast<int64_t>(r.count) : 0;
+  switch (d.kind) {
+    case AggKind::Count: return {{"COUNT", std::to_string(r.count)}};
+    case AggKind::Sum: return {{"SUM" + unit, number(r.sum)}};
+    case AggKind::Min: return {{"MIN" + unit, number(r.min)}};
+    case AggKind::Max: return {{"MAX" + unit, number(r.max)}};
+    case AggKind::Avg: return {{"AVG" + unit, number(avg)}};
+    default:
+      return {{"COUNT", std::to_string(r.count)},
+              {"AVG" + unit, number(avg)},
+              {"TOTAL" + unit, number(r.sum)},
+              {"MIN" + unit, number(r.min)},
+              {"MAX" + unit, number(r.max)}};
+  }
+}
+
+// The number a keyed table is sorted by: smallest first, like bpftrace.
+int64_t sort_value(const AggregationDecl &d, const AggregationRow &r) {
+  switch (d.kind) {
+    case AggKind::Sum: return r.sum;
+    case AggKind::Min: return r.min;
+    case AggKind::Max: return r.max;
+    case AggKind::Avg: return r.count ? r.sum / static_cast<int64_t>(r.count) : 0;
+    default: return static_cast<int64_t>(r.count);
+  }
+}
+
+// Columns padded to their widest cell, two spaces apart.
+std::string table(const std::vector<std::vector<std::string>> &rows) {
+  std::vector<size_t> width;
+  for (const auto &row : rows)
+    for (size_t i = 0; i < row.size(); i++) {
+      width.resize(std::max(width.size(), row.size()));
+      width[i] = std::max(width[i], row[i].size());
+    }
+  std::string out;
+  for (const auto &row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); i++)
+      line += row[i] + (i + 1 < row.size() ? std::string(width[i] - row[i].size() + 2, ' ') : "");
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string stars(uint64_t count, uint64_t max, int width) {
+  int n = max ? static_cast<int>(count * width / max) : 0;
+  return std::string(n, '*') + std::string(width - n, ' ');
+}
+
+// One histogram in the bcc layout.
+std::string histogram_text(const AggregationDecl &d, const AggregationRow &row) {
+  std::vector<HistogramBucket> buckets = histogram_buckets(d, row);
+  uint64_t max = 0;
+  for (const auto &b : buckets)
+    max = std::max(max, b.count);
+  std::string label = unit_label(d.unit);
+  char line[256];
+  std::string out;
+  if (d.kind == AggKind::Log2Hist) {
+    bool wide = !buckets.empty() && buckets.back().low > (int64_t{1} << 32);  // past slot 32
+    int width = wide ? 20 : 10, bar = wide ? 20 : 40;
+    std::snprintf(line, sizeof(line), "%*s%-*s : count    distribution\n", wide ? 15 : 5, "",
+                  wide ? 29 : 19, label.c_str());
+    out += line;
+    for (const auto &b : buckets) {
+      if (b.has_low && b.has_high)
+        std::snprintf(line, sizeof(line), "%*" PRId64 " -> %-*" PRId64 " : %-8" PRIu64 " |%s|\n",
+                      width, b.low, width, b.high, b.count, stars(b.count, max, bar).c_str());
+      else
+        std::snprintf(line, sizeof(line), "%*s    %-*s : %-8" PRIu64 " |%s|\n", width,
+                      b.label.c_str(), width, "", b.count, stars(b.count, max, bar).c_str());
+      out += line;
+    }
+  } else {
+    std::snprintf(line, sizeof(line), "     %-13s : count     distribution\n", label.c_str());
+    out += line;
+    for (const auto &b : buckets) {
+      std::snprintf(line, sizeof(line), "        %-10s : %-8" PRIu64 " |%s|\n", b.label.c_str(),
+                    b.count, stars(b.count, max, 40).c_str());
+      out += line;
+    }
+  }
+  return out;
+}
+
+std::string key_section(const AggregationDecl &d, const AggregationRow &row) {
+  std::string out;
+  for (size_t i = 0; i < d.keys.size() && i < row.key.size(); i++) {
+    bool text = row.key[i].kind == FieldKind::String;
+    out += (i ? ", " : "") + d.keys[i].name + " = " + (text ? "'" : "") + field_text(row.key[i]) +
+           (text ? "'" : "");
+  }
+  return out;
+}
+
+std::string json_key_fields(const AggregationDecl &d, const AggregationRow &row) {
+  std::string out;
+  for (size_t i = 0; i < d.keys.size() && i < row.key.size(); i++)
+    out += json_string(d.keys[i].name) + ":" + field_json(row.key[i]) + ",";
+  return out;
+}
+
+// A decoded key or value: a scalar, or an object for a struct.
+std::string json_fields(const RecordLayout &layout, const std::vector<FieldValue> &values) {
+  if (layout.fields.size() == 1 && layout.fields[0].name.empty())
+    return field_json(values[0]);
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); i++)
+    out += (i ? "," : "") + json_string(layout.fields[i].name) + ":" + field_json(values[i]);
+  return out + "}";
+}
+
+std::string text_fields(const std::vector<FieldValue> &values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); i++)
+    out += (i ? ", " : "") + field_text(values[i]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<HistogramBucket> histogram_buckets(const AggregationDecl &d,
+                                               const AggregationRow &row) {
+  std::vector<HistogramBucket> out;
+  if (row.slots.empty())
+    return out;
+  if (d.kind == AggKind::Log2Hist) {
+    if (auto negative = row.slots.find(kNegativeSlot); negative != row.slots.end())
+      out.push_back({"< 0", false, true, 0, -1, negative->second});
+    uint32_t last = 0;
+    for (const auto &[slot, n] : row.slots)
+      if (slot != kNegativeSlot)
+        last = std::max(last, slot);
+    if (out.size() == row.slots.size())
+      return out;
+    for (uint32_t slot = 0; slot <= last; slot++) {
+      int64_t low = slot ? int64_t{1} << slot : 0;
+      int64_t high = slot == 63 ? INT64_MAX : (int64_t{2} << slot) - 1;
+      auto it = row.slots.find(slot);
+      out.push_back({number(low) + " -> " + number(high), true, true, low, high,
+                     it == row.slots.end() ? 0 : it->second});
+    }
+    return out;
+  }
+  uint32_t steps = static_cast<uint32_t>((d.lmax - d.lmin + d.lstep - 1) / d.lstep);
+  uint32_t first = row.slots.begin()->first, last = row.slots.rbegin()->first;
+  for (uint32_t slot = first; slot <= last; slot++) {
+    auto it = row.slots.find(slot);
+    uint64_t n = it == row.slots.end() ? 0 : it->second;
+    if (slot == 0)
+      out.push_back({"< " + number(d.lmin), false, true, 0, d.lmin - 1, n});
+    else if (slot > steps)
+      out.push_back({">= " + number(d.lmax), true, false, d.lmax, 0, n});
+    else {
+      int64_t low = d.lmin + (slot - 1) * d.lstep;
+      out.push_back({number(low), true, true, low, std::min(low + d.lstep, d.lmax) - 1, n});
+    }
+  }
+  return out;
+}
+
+std::string aggregation_text(const AggregationSnapshot &snap) {
+  const AggregationDecl &d = *snap.decl;
+  std::string out = "@" + d.name + ":";
+  if (is_histogram(d.kind)) {
+    out += "\n";
+    for (const auto &row : snap.rows) {
+      if (!d.keys.empty())
+        out += "\n" + key_section(d, row) + "\n";
+      out += histogram_text(d, row);
+    }
+    return out;
+  }
+  if (d.keys.empty()) {
+    AggregationRow empty;
+    const AggregationRow &row = snap.rows.empty() ? empty : snap.rows[0];
+    auto columns = value_columns(d, row);
+    if (columns.size() == 1)
+      return out + " " + columns[0].second + "\n";
+    std::string parts;
+    for (const auto &[header, text] : columns)
+      parts += (parts.empty() ? " " : ", ") + header + " " + text;
+    return out + parts + "\n";
+  }
+  std::vector<const AggregationRow *> rows;
+  for (const auto &r : snap.rows)
+    rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](auto *a, auto *b) { return sort_value(d, *a) < sort_value(d, *b); });
+  std::vector<std::vector<std::string>> cells(1);
+  for (const auto &k : d.keys)
+    cells[0].push_back(upper(k.name));
+  for (const auto &[header, text] : value_columns(d, AggregationRow{}))
+    cells[0].push_back(header);
+  for (const auto *r : rows) {
+    std::vector<std::string> line;
+    for (const auto &k : r->key)
+      line.push_back(field_text(k));
+    for (const auto &[header, text] : value_columns(d, *r))
+      line.push_back(text);
+    cells.push_back(line);
+  }
+  return out + "\n" + table(cells);
+}
+
+std::string aggregation_json(const AggregationSnapshot &snap) {
+  const AggregationDecl &d = *snap.decl;
+  const char *type = is_histogram(d.kind) ? "hist" : d.kind == AggKind::Stats ? "stats" : "map";
+  std::string out = std::string("{\"type\":\"") + type +
+                    "\",\"data\":{\"name\":" + json_string(d.name) + ",\"kind\":\"" +
+                    agg_kind_name(d.kind) + "\"";
+  if (!d.unit.empty())
+    out += ",\"unit\":" + json_string(unit_label(d.unit));
+  out += ",\"rows\":[";
+  for (size_t i = 0; i < snap.rows.size(); i++) {
+    const AggregationRow &r = snap.rows[i];
+    out += (i ? ",{" : "{") + json_key_fields(d, r);
+    int64_t avg = r.count ? r.sum / static_cast<int64_t>(r.count) : 0;
+    switch (d.kind) {
+      case AggKind::Count: out += "\"value\":" + std::to_string(r.count); break;
+      case AggKind::Sum: out += "\"value\":" + number(r.sum); break;
+      case AggKind::Min: out += "\"value\":" + number(r.min); break;
+      case AggKind::Max: out += "\"value\":" + number(r.max); break;
+      case AggKind::Avg: out += "\"value\":" + number(avg); break;
+      case AggKind::Stats:
+        out += "\"count\":" + std::to_string(r.count) + ",\"avg\":" + number(avg) +
+               ",\"sum\":" + number(r.sum) + ",\"min\":" + number(r.min) +
+               ",\"max\":" + number(r.max);
+        break;
+      default: {
+        out += "\"count\":" + std::to_string(r.count) + ",\"buckets\":[";
+        auto buckets = histogram_buckets(d, r);
+        for (size_t b = 0; b < buckets.size(); b++) {
+          out += b ? ",{" : "{";
+          if (buckets[b].has_low)
+            out += "\"min\":" + number(buckets[b].low) + ",";
+          if (buckets[b].has_high)
+            out += "\"max\":" + number(buckets[b].high) + ",";
+          out += "\"count\":" + std::to_string(buckets[b].count) + "}";
+        }
+        out += "]";
+      }
+    }
+    out += "}";
+  }
+  out += "]";
+  if (snap.dropped)
+    out += ",\"dropped\":" + std::to_string(snap.dropped);
+  return out + "}}";
+}
+
+std::string map_text(const MapSnapshot &snap) {
+  std::string out = "@" + snap.decl->name + ":\n";
+  for (const auto &e : snap.entries)
+    out += "  [" + text_fields(e.key) + "]: " + text_fields(e.value) + "\n";
+  return out;
+}
+
+std::string map_json(const MapSnapshot &snap) {
+  std::string out =
+      "{\"type\":\"map\",\"data\":{\"name\":" + json_string(snap.decl->name) + ",\"entries\":[";
+  for (size_t i = 0; i < snap.entries.size(); i++)
+    out += (i ? ",{\"key\":" : "{\"key\":") + json_fields(snap.key, snap.entries[i].key) +
+           ",\"value\":" + json_fields(snap.value, snap.entries[i].value) + "}";
+  return out + "]}}";
+}
+
+}  // namespace mt

@@ -1,0 +1,357 @@
+// Loads a compiled object with libbpf, fills read-only settings and attaches every probe.
+#include "run/bpf_loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "common/error.h"
+#include "kernel/probe_resolver.h"
+
+namespace mt {
+
+namespace {
+
+// libbpf's messages go here while loading, so that a failure can show the
+// verifier's log under -v instead of flooding stderr.
+std::string g_libbpf_log;
+
+int capture_libbpf(enum libbpf_print_level level, const char *format, va_list args) {
+  if (level == LIBBPF_DEBUG)
+    return 0;
+  // The verifier's whole log comes as one message: no fixed-size buffer.
+  va_list again;
+  va_copy(again, args);
+  int n = std::vsnprintf(nullptr, 0, format, again);
+  va_end(again);
+  if (n <= 0)
+    return n;
+  size_t old = g_libbpf_log.size();
+  g_libbpf_log.resize(old + static_cast<size_t>(n) + 1);
+  std::vsnprintf(g_libbpf_log.data() + old, static_cast<size_t>(n) + 1, format, args);
+  g_libbpf_log.resize(old + static_cast<size_t>(n));
+  return n;
+}
+
+// The program named in libbpf's "prog 'NAME': ..." failure lines.
+std::string failed_program(const std::string &log) {
+  size_t pos = log.find("prog '");
+  if (pos == std::string::npos)
+    return "";
+  size_t end = log.find('\'', pos + 6);
+  return log.substr(pos + 6, end - pos - 6);
+}
+
+// The verifier's own words: the last non-empty line of its log.
+std::string verifier_summary(const std::string &log) {
+  size_t begin = log.find("-- BEGIN PROG LOAD LOG --");
+  size_t end = log.find("-- END PROG LOAD LOG --");
+  if (begin == std::string::npos || end == std::string::npos)
+    return "";
+  std::string body = log.substr(begin, end - begin);
+  std::string last;
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t nl = body.find('\n', start);
+    if (nl == std::string::npos)
+      nl = body.size();
+    std::string line = body.substr(start, nl - start);
+    if (!line.empty() && line.find("processed ") != 0 && line.find("-- BEGIN") != 0)
+      last = line;
+    start = nl + 1;
+  }
+  return last;
+}
+
+struct bpf_map *find_map(struct bpf_object *obj, const std::string &suffix) {
+  struct bpf_map *map;
+  bpf_object__for_each_map(map, obj) {
+    std::string name = bpf_map__name(map);
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return map;
+  }
+  return nullptr;
+}
+
+// Offset of a global variable within its data section, from BTF.
+long variable_offset(const struct btf *btf, const char *section, const char *var) {
+  int sec = btf__find_by_name_kind(btf, section, BTF_KIND_DATASEC);
+  if (sec < 0)
+    return -1;
+  const struct btf_type *t = btf__type_by_id(btf, sec);
+  const struct btf_var_secinfo *vs = btf_var_secinfos(t);
+  for (int i = 0; i < btf_vlen(t); i++) {
+    const struct btf_type *v = btf__type_by_id(btf, vs[i].type);
+    if (std::strcmp(btf__name_by_offset(btf, v->name_off), var) == 0)
+      return vs[i].offset;
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool can_use_bpf(std::string &why) {
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) {
+    why = std::strerror(errno);
+    return false;
+  }
+  auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1; };
+  if (has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)))
+    return true;
+  why = "moontrace needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs; run it with sudo";
+  return false;
+}
+
+BpfProgram::BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated,
+                       const Declaration &decl)
+    : generated_(generated), decl_(decl) {
+  libbpf_set_print(capture_libbpf);
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
+  obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
+  if (!obj_)
+    throw Error("cannot open the compiled BPF object: " + g_libbpf_log);
+}
+
+BpfProgram::~BpfProgram() {
+  for (auto *link : links_)
+    bpf_link__destroy(link);
+  bpf_object__close(obj_);
+}
+
+const struct btf *BpfProgram::btf() const {
+  return bpf_object__btf(obj_);
+}
+
+size_t BpfProgram::program_count() const {
+  size_t n = 0;
+  struct bpf_program *prog;
+  bpf_object__for_each_program(prog, obj_) {
+    n += bpf_program__autoload(prog);
+  }
+  return n;
+}
+
+std::vector<char> BpfProgram::pack_params(const std::vector<Param> &params) const {
+  std::vector<char> out;
+  if (generated_.params_struct.empty())
+    return out;
+  const struct btf *b = btf();
+  int id = btf__find_by_name_kind(b, generated_.params_struct.c_str(), BTF_KIND_STRUCT);
+  if (id < 0)
+    return out;
+  const struct btf_type *t = btf__type_by_id(b, id);
+  out.resize(t->size);
+  const struct btf_member *m = btf_members(t);
+  for (int i = 0; i < btf_vlen(t); i++) {
+    std::string name = btf__name_by_offset(b, m[i].name_off);
+    size_t offset = btf_member_bit_offset(t, i) / 8;
+    for (const auto &p : params) {
+      if (p.name != name)
+        continue;
+      const std::string &v = p.value_text;
+      if (p.type == ParamType::String) {
+        std::memcpy(out.data() + offset, v.c_str(), std::min<size_t>(v.size(), 63));
+      } else if (p.type == ParamType::Bool) {
+        out[offset] = v == "true" || v == "1" || v == "yes";
+      } else {
+        long long n = p.type == ParamType::Int ? std::strtoll(v.c_str(), nullptr, 0)
+                                               : (long long)std::strtoull(v.c_str(), nullptr, 0);
+        std::memcpy(out.data() + offset, &n, 8);
+      }
+    }
+  }
+  return out;
+}
+
+void BpfProgram::check_tracing_only() const {
+  const char *remedy = " (run with --unsafe to allow it)";
+  struct bpf_map *map;
+  bpf_object__for_each_map(map, obj_) {
+    std::string name = bpf_map__name(map);
+    // Pinning writes under /sys/fs/bpf, or shares a map pinned there.
+    if (const char *pin = bpf_map__pin_path(map))
+      throw Error("the script's C pins the map " + name + " at " + pin +
+                  "; maps may not be pinned" + remedy);
+    switch (bpf_map__type(map)) {
+      case BPF_MAP_TYPE_HASH:
+      case BPF_MAP_TYPE_ARRAY:
+      case BPF_MAP_TYPE_PERCPU_HASH:
+      case BPF_MAP_TYPE_PERCPU_ARRAY:
+      case BPF_MAP_TYPE_LRU_HASH:
+      case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+      case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+      case BPF_MAP_TYPE_HASH_OF_MAPS:
+      case BPF_MAP_TYPE_RINGBUF:
+      case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+      case BPF_MAP_TYPE_STACK_TRACE:
+      case BPF_MAP_TYPE_PROG_ARRAY:
+      case BPF_MAP_TYPE_QUEUE:
+      case BPF_MAP_TYPE_STACK:
+      case BPF_MAP_TYPE_TASK_STORAGE:
+      case BPF_MAP_TYPE_BLOOM_FILTER: break;
+      default: {
+        const char *kind = libbpf_bpf_map_type_str(bpf_map__type(map));
+        throw Error("the script's C declares the map " + name + " of type " +
+                    (kind ? kind : std::to_string(bpf_map__type(map))) +
+                    ", which tracing does not use" + remedy);
+      }
+    }
+  }
+  struct bpf_program *prog;
+  bpf_object__for_each_program(prog, obj_) {
+    enum bpf_prog_type type = bpf_program__type(prog);
+    enum bpf_attach_type attach = bpf_program__expected_attach_type(prog);
+    bool tracing =
+        type == BPF_PROG_TYPE_KPROBE || type == BPF_PROG_TYPE_TRACEPOINT ||
+        type == BPF_PROG_TYPE_RAW_TRACEPOINT ||
+        (type == BPF_PROG_TYPE_TRACING &&
+         (attach == BPF_TRACE_FENTRY || attach == BPF_TRACE_FEXIT || attach == BPF_TRACE_RAW_TP));
+    if (!tracing)
+      throw Error(std::string("the program ") + bpf_program__name(prog) + " in section \"" +
+                  bpf_program__section_name(prog) + "\" is not a tracing program" + remedy);
+  }
+}
+
+void BpfProgram::load(const LoadSettings &settings) {
+  if (!settings.unsafe)
+    check_tracing_only();
+  int cpus = libbpf_num_possible_cpus();
+  for (const char *per_cpu : {"mt_rings", "mt_staged"})
+    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, per_cpu))
+      bpf_map__set_max_entries(map, cpus);
+  struct bpf_program *follow =
+      generated_.follow_program.empty()
+          ? nullptr
+          : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
+  if (follow && !settings.filter_targets)
+    bpf_program__set_autoload(follow, false);
+
+  // Read-only settings: the target filter switch, when a record wakes the
+  // reader, and the script's parameters.
+  if (struct bpf_map *rodata = find_map(obj_, ".rodata")) {
+    size_t size = 0;
+    const void *initial = bpf_map__initial_value(rodata, &size);
+    std::vector<char> data(static_cast<const char *>(initial),
+                           static_cast<const char *>(initial) + size);
+    long filter = variable_offset(btf(), ".rodata", "mt_filter_targets");
+    if (filter >= 0) {
+      unsigned one = settings.filter_targets;
+      std::memcpy(data.data() + filter, &one, sizeof(one));
+    }
+    long wake = variable_offset(btf(), ".rodata", "mt_wake_bytes");
+    if (wake >= 0)
+      std::memcpy(data.data() + wake, &settings.wake_bytes, sizeof(settings.wake_bytes));
+    long param = variable_offset(btf(), ".rodata", "param");
+    if (param >= 0 && !settings.params.empty())
+      std::memcpy(data.data() + param, settings.params.data(), settings.params.size());
+    bpf_map__set_initial_value(rodata, data.data(), data.size());
+  }
+
+  g_libbpf_log.clear();
+  int err = bpf_object__load(obj_);
+  if (!err)
+    return;
+  std::string log = g_libbpf_log;
+  std::string prog = failed_program(log);
+  for (const auto &p : generated_.probes) {
+    if (p.attached_program != prog)
+      continue;
+    const ProbeDecl &d = decl_.probes[p.decl_id];
+    std::string reason = verifier_summary(log);
+    if (err == -EPERM && (p.name.kind == ProbeKind::Fentry || p.name.kind == ProbeKind::Fexit))
+      throw Error(
+          "the kernel refused to load " + p.probe_name +
+              " (EPERM): this kernel does not allow fentry/fexit here; use a tracepoint or kprobe",
+          d.where, log);
+    throw Error("the BPF verifier rejected the program for " + p.probe_name +
+                    (reason.empty() ? "" : ": " + reason) +
+                    (settings.verbose ? "" : " (run with -v for the kernel's log)"),
+                d.where, log);
+  }
+  throw Error(std::string("cannot load the BPF programs: ") + std::strerror(-err) +
+                  (settings.verbose ? "" : " (run with -v for details)"),
+              {}, log);
+}
+
+void BpfProgram::attach(const LoadSettings &settings) {
+  std::vector<std::string> helpers = generated_.naming_programs;
+  if (settings.filter_targets && !generated_.follow_program.empty())
+    helpers.push_back(generated_.follow_program);
+  for (const auto &name : helpers)
+    if (auto *prog = bpf_object__find_program_by_name(obj_, name.c_str()))
+      if (auto *link = bpf_program__attach(prog))
+        links_.push_back(link);
+  std::set<std::string> attached;
+  for (const auto &p : generated_.probes) {
+    if (!attached.insert(p.attached_program).second)
+      continue;  // one program runs every probe on its tracepoint
+    struct bpf_program *prog = bpf_object__find_program_by_name(obj_, p.attached_program.c_str());
+    if (!prog)
+      throw Error("internal error: program " + p.attached_program + " is missing from the object");
+    g_libbpf_log.clear();
+    struct bpf_link *link;
+    if (p.name.kind == ProbeKind::Uprobe || p.name.kind == ProbeKind::Uretprobe) {
+      LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = p.name.kind == ProbeKind::Uretprobe,
+                  .func_name = p.name.symbol.c_str());
+      link = bpf_program__attach_uprobe_opts(prog, -1, p.name.target.c_str(), 0, &opts);
+    } else {
+      link = bpf_program__attach(prog);
+    }
+    if (!link) {
+      int err = errno;
+      const ProbeDecl &d = decl_.probes[p.decl_id];
+      std::string why = std::strerror(err);
+      bool kprobe = p.name.kind == ProbeKind::Kprobe || p.name.kind == ProbeKind::Kretprobe;
+      if (kprobe && !KernelFacts().has_kprobes())
+        why = "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a tracepoint instead";
+      throw Error("cannot attach " + p.probe_name + ": " + why, d.where, g_libbpf_log);
+    }
+    links_.push_back(link);
+  }
+}
+
+void BpfProgram::add_target(unsigned pid) {
+  __u8 one = 1;
+  bpf_map_update_elem(map_fd("mt_targets"), &pid, &one, BPF_ANY);
+  // Programs cache their answers per CPU (mt_is_target): they must ask again.
+  __u32 zero = 0;
+  __u64 gen = 0;
+  int gen_fd = map_fd("mt_targets_gen");
+  bpf_map_lookup_elem(gen_fd, &zero, &gen);
+  gen++;
+  bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY);
+}
+
+int BpfProgram::program_fd(const std::string &name) const {
+  struct bpf_program *prog = bpf_object__find_program_by_name(obj_, name.c_str());
+  return prog ? bpf_program__fd(prog) : -1;
+}
+
+int BpfProgram::map_fd(const std::string &name) const {
+  struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str());
+  return map ? bpf_map__fd(map) : -1;
+}
+
+BpfProgram::MapInfo BpfProgram::map_info(const std::string &name) const {
+  MapInfo info;
+  if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str())) {
+    info.fd = bpf_map__fd(map);
+    info.key_type = static_cast<int>(bpf_map__btf_key_type_id(map));
+    info.value_type = static_cast<int>(bpf_map__btf_value_type_id(map));
+  }
+  return info;
+}
+
+}  // namespace mt

@@ -1,0 +1,70 @@
+// A compiled object into the kernel: opened from memory, read-only
+// settings written, loaded (verifier failures tied to script lines), and
+// every probe attached.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/c_generator.h"
+
+struct bpf_object;
+struct bpf_link;
+struct btf;
+
+namespace mt {
+
+struct LoadSettings {
+  std::vector<char> params;  // struct mt_params bytes, laid out per the object's BTF
+  bool filter_targets = false;
+  uint64_t wake_bytes = 1 << 19;  // a ring holding more wakes the reader at every record
+  bool verbose = false;           // keep the kernel's verifier log in errors
+  bool unsafe = false;            // --unsafe: maps may be pinned, programs of any type load
+};
+
+class BpfProgram {
+ public:
+  // Opens the object; nothing reaches the kernel yet.
+  BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated,
+             const Declaration &decl);
+  ~BpfProgram();
+  BpfProgram(const BpfProgram &) = delete;
+  BpfProgram &operator=(const BpfProgram &) = delete;
+
+  const struct btf *btf() const;
+  // Lays out parameter values as the object's struct mt_params expects.
+  std::vector<char> pack_params(const std::vector<Param> &params) const;
+
+  // Loads every program; throws mt::Error naming the probe's script line.
+  void load(const LoadSettings &settings);
+  // Attaches every probe; throws mt::Error with the reason and a remedy.
+  void attach(const LoadSettings &settings);
+  void add_target(unsigned pid);
+
+  int map_fd(const std::string &name) const;
+  // A loaded program's descriptor, -1 if there is none of that name.
+  int program_fd(const std::string &name) const;
+  // A loaded map's fd and the BTF ids of its key and value; fd -1 if absent.
+  struct MapInfo {
+    int fd = -1;
+    int key_type = 0, value_type = 0;
+  };
+  MapInfo map_info(const std::string &name) const;
+  size_t program_count() const;
+
+ private:
+  // Without --unsafe: refuses pinned maps, map kinds tracing does not use
+  // and programs that are not tracing programs.
+  void check_tracing_only() const;
+
+  struct bpf_object *obj_ = nullptr;
+  const GeneratedProgram &generated_;
+  const Declaration &decl_;
+  std::vector<struct bpf_link *> links_;
+};
+
+// Whether this process may load BPF programs (root or CAP_BPF+CAP_PERFMON).
+bool can_use_bpf(std::string &why);
+
+}  // namespace mt

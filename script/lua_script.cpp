@@ -1,0 +1,1348 @@
+// Registers probe(), param() and the other host functions, builds the Declaration, runs handlers.
+// Over 500 lines: to be split by job (builders, kernel queries, host functions, handles).
+#include "script/lua_script.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <lua.hpp>
+#include <regex>
+#include <set>
+
+#include "codegen/c_generator.h"
+#include "codegen/source_locator.h"
+#include "common/error.h"
+#include "kernel/probe_resolver.h"
+#include "output/aggregation_format.h"
+#include "output/output.h"
+#include "run/kernel_maps.h"
+#include "script/lua_interrupt.h"
+#include "script/lua_json.h"
+#include "script/lua_values.h"
+#include "script/script_file.h"
+#include "script/script_params.h"
+
+namespace mt {
+
+namespace {
+
+constexpr const char *kSelfKey = "moontrace.script";
+constexpr size_t kMaxExpressionBytes = 16 << 10;
+constexpr const char *kAggregationType = "moontrace.aggregation";
+constexpr const char *kMapType = "moontrace.map";
+
+// Names generated C gives its own meaning; a map may not take them.
+bool reserved_name(const std::string &name) {
+  static const std::set<std::string> names = {
+      "args",    "retval",  "param",   "latency", "start",   "map_get", "map_set",
+      "map_add", "map_del", "map_has", "map_ptr", "map_key", "int",     "char",
+      "long",    "short",   "void",    "return",  "if",      "else",    "for",
+      "while",   "struct",  "union",   "const",   "static",  "sizeof"};
+  return names.count(name) || name.rfind("mt_", 0) == 0 || name.rfind("__", 0) == 0 ||
+         name.rfind("bpf_", 0) == 0 ||
+         std::count(builtin_names().begin(), builtin_names().end(), name);
+}
+
+// An optional positive integer field of the table at `t`.
+uint32_t optional_size(lua_State *L, int t, const char *field, uint32_t fallback) {
+  lua_getfield(L, t, field);
+  lua_Integer n = lua_isnil(L, -1) ? fallback : luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  if (n <= 0 || n > (1 << 24))
+    luaL_error(L, "'%s' must be 1..16777216", field);
+  return static_cast<uint32_t>(n);
+}
+
+std::string optional_string(lua_State *L, int t, const char *field, const std::string &fallback) {
+  lua_getfield(L, t, field);
+  std::string v = lua_isnil(L, -1) ? fallback : luaL_checkstring(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+bool optional_bool(lua_State *L, int t, const char *field, bool fallback) {
+  lua_getfield(L, t, field);
+  bool v = lua_isnil(L, -1) ? fallback : lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+bool is_identifier(const std::string &s) {
+  if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\n");
+  size_t e = s.find_last_not_of(" \t\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// "str(expr)" or "str(expr, 32)": a string read through a pointer.
+bool parse_string_capture(const std::string &text, std::string &inner, int &size) {
+  std::string t = trim(text);
+  if (t.rfind("str(", 0) != 0 || t.back() != ')')
+    return false;
+  inner = t.substr(4, t.size() - 5);
+  int depth = 0;
+  for (size_t i = inner.size(); i-- > 0;) {
+    char c = inner[i];
+    depth += c == ')' || c == ']';
+    depth -= c == '(' || c == '[';
+    if (c == ',' && depth == 0) {
+      size = std::atoi(inner.c_str() + i + 1);
+      inner = trim(inner.substr(0, i));
+      break;
+    }
+  }
+  return true;
+}
+
+// Lua's own messages may span lines (require lists every path it tried):
+// the first line is the error, the rest is detail for -v. Running out of
+// the state's memory says where and how much instead of Lua's bare words.
+Error lua_error_to_one_line(lua_State *L, const std::string &message) {
+  if (message == "not enough memory")
+    if (std::string refusal = memory_refusal(L); !refusal.empty())
+      return Error(refusal);
+  size_t newline = message.find('\n');
+  if (newline == std::string::npos)
+    return Error(message);
+  return Error(message.substr(0, newline), {}, message.substr(newline + 1));
+}
+
+}  // namespace
+
+ScriptSource load_script_source(const std::string &name) {
+  std::string builtin =
+      name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
+  const char *shipped =
+      name.find('/') == std::string::npos ? embedded_lua(builtin, kScriptFiles) : nullptr;
+  // A directory named like a shipped script does not hide it.
+  struct stat st;
+  if (!(shipped && stat(name.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+    if (auto text = read_script_file(name))
+      return {name, *text};
+  if (shipped)
+    return {builtin, shipped};
+  throw Error("cannot read script '" + name +
+              "': no such file, and no shipped script by that name (try 'moontrace list')");
+}
+
+// The functions scripts call; each finds its LuaScript in the registry.
+struct LuaApi {
+  static LuaScript &self(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kSelfKey);
+    auto *s = static_cast<LuaScript *>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return *s;
+  }
+
+  // Raises the message on top of the stack, with the caller's place.
+  static int raise_where(lua_State *L) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+
+  // Declaring is for the script's body: once it has run, the program is
+  // generated and loaded, and a map or probe declared later has none.
+  static void only_while_declaring(lua_State *L, const char *what) {
+    if (self(L).declared_)
+      luaL_error(L,
+                 "%s declares; call it in the script's body, not in a handler (what the script "
+                 "traces is fixed once it starts)",
+                 what);
+  }
+
+  static ScriptLocation caller(lua_State *L) {
+    lua_Debug ar;
+    ScriptLocation where;
+    where.file = self(L).source_.path;
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+      where.line = ar.currentline;
+      if (ar.source[0] == '@')
+        where.file = ar.source + 1;
+    }
+    return where;
+  }
+
+  static Expression expression(lua_State *L, const std::string &text, const ScriptLocation &where) {
+    // Compile time grows faster than the text (20,000 terms take Clang 25
+    // s); longer tests belong in a map.
+    if (text.size() > kMaxExpressionBytes)
+      luaL_error(L,
+                 "a C expression of %d bytes; at most %d are allowed (to test many values, keep "
+                 "them in a map and use map_has)",
+                 (int)text.size(), (int)kMaxExpressionBytes);
+    LuaScript &s = self(L);
+    Expression e{text, where};
+    if (where.file == s.source_.path)
+      e.where = locate_expression(s.source_.text, text, where);
+    return e;
+  }
+
+  static void add_capture(lua_State *L, std::vector<Capture> &captures, const std::string &name,
+                          const std::string &text, const ScriptLocation &where) {
+    if (!is_identifier(name) || name.rfind("__", 0) == 0)
+      luaL_error(L, "capture name '%s' is not a C identifier", name.c_str());
+    for (const auto &c : captures)
+      if (c.name == name)
+        luaL_error(L, "capture '%s' is declared twice", name.c_str());
+    Capture c;
+    c.name = name;
+    std::string inner;
+    if (parse_string_capture(text, inner, c.string_size)) {
+      c.is_string = true;
+      if (c.string_size <= 0 || c.string_size > 4096)
+        luaL_error(L, "capture '%s': string size must be 1..4096", name.c_str());
+      c.expr = expression(L, inner, where);
+    } else {
+      c.expr = expression(L, text, where);
+    }
+    captures.push_back(std::move(c));
+  }
+
+  // A capture-style tuple at index `t`: "expr", or {"comm", "args.x",
+  // name = "C expression", s = "str(ptr)"}. Array entries come first,
+  // then named ones sorted (deterministic C, stable cache keys).
+  static std::vector<Capture> capture_list(lua_State *L, int t, const ScriptLocation &where,
+                                           const char *what) {
+    std::vector<Capture> captures;
+    t = lua_absindex(L, t);
+    auto unnamed = [&](const std::string &text) {
+      std::string name = text.rfind("args.", 0) == 0 ? text.substr(5) : text;
+      add_capture(L, captures, name, text, where);
+    };
+    if (lua_type(L, t) == LUA_TSTRING) {
+      unnamed(lua_tostring(L, t));
+      return captures;
+    }
+    if (!lua_istable(L, t))
+      luaL_error(L, "'%s' must be a table of name = \"C expression\"", what);
+    for (lua_Integer i = 1; lua_rawgeti(L, t, i) == LUA_TSTRING; i++) {
+      unnamed(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    std::vector<std::pair<std::string, std::string>> named;
+    for (lua_pushnil(L); lua_next(L, t); lua_pop(L, 1)) {
+      if (lua_type(L, -2) != LUA_TSTRING)
+        continue;
+      if (lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "'%s' entry '%s' must be a C expression in a string", what,
+                   lua_tostring(L, -2));
+      named.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
+    }
+    std::sort(named.begin(), named.end());
+    for (const auto &[name, text] : named)
+      add_capture(L, captures, name, text, where);
+    return captures;
+  }
+
+  // Probe names at index `i`: "name" or {"name", "alternative", ...}.
+  static std::vector<std::string> probe_names(lua_State *L, int i, const char *what) {
+    std::vector<std::string> names;
+    if (lua_type(L, i) == LUA_TSTRING) {
+      names.push_back(lua_tostring(L, i));
+    } else if (lua_type(L, i) == LUA_TTABLE) {
+      for (lua_Integer n = 1; lua_rawgeti(L, i, n) == LUA_TSTRING; n++) {
+        names.push_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    if (names.empty())
+      luaL_error(L, "%s: expected a probe name or a list of alternatives", what);
+    return names;
+  }
+
+  // An optional string field of the table at `t` as a C expression.
+  static Expression optional_expression(lua_State *L, int t, const char *field,
+                                        const ScriptLocation &where) {
+    Expression e;
+    lua_getfield(L, t, field);
+    if (lua_isstring(L, -1))
+      e = expression(L, lua_tostring(L, -1), where);
+    else if (!lua_isnil(L, -1))
+      luaL_error(L, "'%s' must be C code in a string", field);
+    lua_pop(L, 1);
+    return e;
+  }
+
+  // Aggregation objects at index `i`: one, or a list of them.
+  static std::vector<int> aggregation_ids(lua_State *L, int i) {
+    std::vector<int> ids;
+    i = lua_absindex(L, i);
+    if (lua_isnil(L, i))
+      return ids;
+    if (auto *id = static_cast<int *>(luaL_testudata(L, i, kAggregationType))) {
+      ids.push_back(*id);
+      return ids;
+    }
+    if (!lua_istable(L, i))
+      luaL_error(L, "'aggregate' must be an aggregation (count{}, hist{}, ...) or a list of them");
+    for (lua_Integer n = 1; lua_rawgeti(L, i, n) != LUA_TNIL; n++) {
+      auto *id = static_cast<int *>(luaL_testudata(L, -1, kAggregationType));
+      if (!id)
+        luaL_error(L, "'aggregate' entry %d is not an aggregation", (int)n);
+      ids.push_back(*id);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return ids;
+  }
+
+  // A capture only drawing uses; its name starts with __ so handlers and
+  // text output never see it.
+  static std::string hidden_capture(lua_State *L, ProbeDecl &p, const std::string &name,
+                                    const std::string &text, const std::string &c_type = "") {
+    Capture c;
+    c.name = name;
+    c.expr = expression(L, text, p.where);
+    c.c_type = c_type;
+    p.captures.push_back(std::move(c));
+    return name;
+  }
+
+  // draw = {kind=, name=, category=, args={...}, duration=, track={id=, name=},
+  //         flow={id=, point=}, when=} on the probe being declared.
+  static void add_draw(lua_State *L, ProbeDecl &p, int t) {
+    DrawDecl d;
+    std::string tag = "__d" + std::to_string(p.draws.size()) + "_";
+    static const std::pair<const char *, DrawDecl::Kind> kinds[] = {
+        {"instant", DrawDecl::Kind::Instant},
+        {"slice", DrawDecl::Kind::Slice},
+        {"begin", DrawDecl::Kind::Begin},
+        {"end", DrawDecl::Kind::End},
+        {"counter", DrawDecl::Kind::Counter}};
+    std::string kind = optional_string(L, t, "kind", "instant");
+    auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                              [&](const auto &k) { return kind == k.first; });
+    if (found == std::end(kinds))
+      luaL_error(L, "draw kind must be instant, slice, begin, end or counter");
+    d.kind = found->second;
+    d.name = optional_string(L, t, "name", "");
+    if (d.name.empty())
+      luaL_error(L, "draw needs a name");
+    d.category = optional_string(L, t, "category", d.category);
+    lua_getfield(L, t, "args");
+    if (!lua_isnil(L, -1))
+      for (auto &c : capture_list(L, -1, p.where, "args")) {
+        // Counter series are numbers: typed so, they may name the action's locals.
+        if (d.kind == DrawDecl::Kind::Counter)
+          c.c_type = "__s64";
+        auto same = std::find_if(p.captures.begin(), p.captures.end(),
+                                 [&](const Capture &o) { return o.name == c.name; });
+        if (same == p.captures.end())
+          p.captures.push_back(c);
+        else if (same->expr.text != c.expr.text)
+          luaL_error(L, "draw argument '%s' differs from the capture of that name", c.name.c_str());
+        d.args.push_back(c.name);
+      }
+    lua_pop(L, 1);
+    if (d.args.size() > 15)
+      luaL_error(L, "draw '%s' has %d arguments; a trace event holds at most 15", d.name.c_str(),
+                 (int)d.args.size());
+    lua_getfield(L, t, "names");
+    if (lua_istable(L, -1))
+      d.value_names = value_names(L, lua_gettop(L), d);
+    else if (!lua_isnil(L, -1))
+      luaL_error(L, "draw '%s': names must be a table {ARG = {[0] = \"name\", ...}}",
+                 d.name.c_str());
+    lua_pop(L, 1);
+    lua_getfield(L, t, "when");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      d.when = hidden_capture(L, p, tag + "when", lua_tostring(L, -1), "__u8");
+      Expression &e = p.captures.back().expr;
+      e.text = "!!(" + e.text + ")";
+    } else if (!lua_isnil(L, -1))
+      luaL_error(L, "draw '%s': when must be a C expression", d.name.c_str());
+    lua_pop(L, 1);
+    lua_getfield(L, t, "duration");
+    if (lua_isstring(L, -1))
+      d.duration = hidden_capture(L, p, tag + "duration", lua_tostring(L, -1));
+    lua_getfield(L, t, "track");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      // "thread" (the default) or "process": one track for the whole process.
+      std::string track = lua_tostring(L, -1);
+      if (track == "process") {
+        d.track = hidden_capture(L, p, tag + "track", "pid");
+        d.process_track = true;
+      } else if (track != "thread") {
+        luaL_error(L, "draw track must be \"thread\", \"process\" or {id=, name=}");
+      }
+    } else if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "id");
+      if (!lua_isstring(L, -1))
+        luaL_error(L, "draw track needs id = \"C expression\"");
+      d.track = hidden_capture(L, p, tag + "track", lua_tostring(L, -1));
+      lua_pop(L, 1);
+      d.track_name = optional_string(L, lua_gettop(L), "name", "track");
+    }
+    lua_getfield(L, t, "flow");
+    if (lua_istable(L, -1)) {
+      int f = lua_gettop(L);
+      lua_getfield(L, f, "id");
+      if (!lua_isstring(L, -1))
+        luaL_error(L, "draw flow needs id = \"C expression\"");
+      d.flow = hidden_capture(L, p, tag + "flow", lua_tostring(L, -1));
+      lua_pop(L, 1);
+      std::string point = optional_string(L, f, "point", "step");
+      if (point != "begin" && point != "step" && point != "end")
+        luaL_error(L, "draw flow point must be begin, step or end");
+      d.flow_point = point == "begin" ? DrawDecl::Flow::Begin
+                     : point == "end" ? DrawDecl::Flow::End
+                                      : DrawDecl::Flow::Step;
+    }
+    lua_pop(L, 3);
+    if (!d.flow.empty() && d.kind == DrawDecl::Kind::Counter)
+      luaL_error(L, "draw '%s': a counter holds no flow point (flows bind to slices)",
+                 d.name.c_str());
+    p.draws.push_back(std::move(d));
+  }
+
+  // names = {ARG = {[0] = "NOP", "READV", ...}}: each named argument of the
+  // drawing shown as the name of its value.
+  static std::map<std::string, std::vector<std::string>> value_names(lua_State *L, int t,
+                                                                     const DrawDecl &d) {
+    std::map<std::string, std::vector<std::string>> all;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+      const char *arg = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : nullptr;
+      if (!arg || std::find(d.args.begin(), d.args.end(), arg) == d.args.end())
+        luaL_error(L, "draw '%s': names are for its arguments, by name", d.name.c_str());
+      if (!lua_istable(L, -1))
+        luaL_error(L, "draw '%s': names of '%s' must be a table {[0] = \"name\", ...}",
+                   d.name.c_str(), arg);
+      std::vector<std::string> &names = all[arg];
+      lua_pushnil(L);
+      while (lua_next(L, -2)) {
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 0 || lua_tointeger(L, -2) > 65535 ||
+            lua_type(L, -1) != LUA_TSTRING)
+          luaL_error(L, "draw '%s': names of '%s' must map values 0..65535 to strings",
+                     d.name.c_str(), arg);
+        auto value = static_cast<size_t>(lua_tointeger(L, -2));
+        if (names.size() <= value)
+          names.resize(value + 1);
+        names[value] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    return all;
+  }
+
+  // draw = one drawing, or a list of them (at `t`, or nil).
+  static void add_draws(lua_State *L, ProbeDecl &p, int t) {
+    if (lua_isnil(L, t))
+      return;
+    if (!lua_istable(L, t))
+      luaL_error(L, "'draw' must be a table: {kind=, name=, args=, flow=, track=}");
+    lua_rawgeti(L, t, 1);
+    bool list = lua_istable(L, -1);
+    lua_pop(L, 1);
+    if (!list) {
+      add_draw(L, p, t);
+      return;
+    }
+    for (lua_Integer i = 1; lua_rawgeti(L, t, i) == LUA_TTABLE; i++) {
+      add_draw(L, p, lua_gettop(L));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+
+  // available(NAME | {NAME, ALTERNATIVE...}) -> the first alternative this
+  // kernel has (probe kind usable too), or nil and why none is.
+  static int available(lua_State *L) {
+    LuaScript &s = self(L);
+    std::vector<std::string> names = probe_names(L, 1, "available");
+    ScriptLocation where = caller(L);
+    std::vector<std::string> reasons;
+    std::optional<Alternative> chosen;
+    try {
+      chosen = first_available(names, s.kernel(), true, reasons);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    std::string why;
+    for (size_t i = 0; i < reasons.size(); i++)
+      why += (i ? "; " : "") + reasons[i];
+    std::string note = where.file + ":" + std::to_string(where.line) + ": available: ";
+    note += chosen ? names[chosen->index] : "none";
+    s.notes_.push_back(note + (why.empty() ? "" : " (skipped " + why + ")"));
+    if (!chosen) {
+      lua_pushnil(L);
+      lua_pushstring(L, why.c_str());
+      return 2;
+    }
+    lua_pushstring(L, names[chosen->index].c_str());
+    return 1;
+  }
+
+  // has_field(TYPE, FIELD) -> whether this kernel's TYPE ("struct NAME" or
+  // "union NAME") has a member FIELD, directly or in an anonymous member:
+  // a script words its C for the kernel's version of a structure.
+  static int has_field(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string type = luaL_checkstring(L, 1), field = luaL_checkstring(L, 2);
+    static const std::regex record("(struct|union) ([A-Za-z_][A-Za-z0-9_]*)");
+    std::smatch m;
+    if (!std::regex_match(type, m, record))
+      return luaL_argerror(L, 1, "expected \"struct NAME\" or \"union NAME\"");
+    const KernelBtf *btf = s.kernel().btf();
+    bool has = btf && btf->has_member(m[1], m[2], field);
+    ScriptLocation where = caller(L);
+    s.notes_.push_back(where.file + ":" + std::to_string(where.line) + ": has_field: " + type +
+                       " " + field + ": " + (has ? "yes" : "no"));
+    lua_pushboolean(L, has);
+    return 1;
+  }
+
+  // arguments(NAME | {NAME, ALTERNATIVE...}) -> the argument names of the
+  // first alternative this kernel has, as `args.NAME` gives them (a
+  // tracepoint's fields, a typed function's or tp_btf's parameters,
+  // uprobes' arg0..arg5), or nil and why none is available: a script
+  // words its expressions for the kernel's version of an event.
+  static int arguments(lua_State *L) {
+    LuaScript &s = self(L);
+    std::vector<std::string> names = probe_names(L, 1, "arguments");
+    std::vector<std::string> reasons;
+    std::optional<Alternative> chosen;
+    try {
+      chosen = first_available(names, s.kernel(), true, reasons);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    if (!chosen || chosen->probes.empty()) {
+      std::string why;
+      for (size_t i = 0; i < reasons.size(); i++)
+        why += (i ? "; " : "") + reasons[i];
+      lua_pushnil(L);
+      lua_pushstring(L, why.c_str());
+      return 2;
+    }
+    const ResolvedProbe &rp = chosen->probes[0];
+    std::vector<std::string> args;
+    if (rp.format)
+      for (const auto &f : rp.format->fields)
+        args.push_back(f.name);
+    else if (rp.has_signature)
+      for (const auto &p : rp.signature.params)
+        args.push_back(p.name);
+    else if (rp.name.kind == ProbeKind::Uprobe || rp.name.kind == ProbeKind::Uretprobe)
+      for (int i = 0; i < 6; i++)
+        args.push_back("arg" + std::to_string(i));
+    lua_createtable(L, (int)args.size(), 0);
+    for (size_t i = 0; i < args.size(); i++) {
+      lua_pushstring(L, args[i].c_str());
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+  }
+
+  // notice(FORMAT, ...): one line for stderr, "moontrace: SCRIPT: text", for
+  // what the user must know even without -v (e.g. what cannot be traced);
+  // printed once the script's options are known to be right.
+  static int notice(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string text = formatted(L);
+    while (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    std::string name = s.source_.path.substr(s.source_.path.rfind('/') + 1);
+    s.notices_.push_back(name + ": " + text);
+    return 0;
+  }
+
+  // disk(NAME) -> {name=, major=, minor=, dev=} of a block device, dev as
+  // the block tracepoints give it ((major << 20) | minor); nil and why if
+  // there is none.
+  static int disk(lua_State *L) {
+    std::string name = luaL_checkstring(L, 1);
+    if (name.rfind("/dev/", 0) == 0)
+      name = name.substr(5);
+    std::string numbers = self(L).kernel().block_device(name);
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(numbers.c_str(), "%u:%u", &major, &minor) != 2) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "no such disk '%s'", name.c_str());
+      return 2;
+    }
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, major);
+    lua_setfield(L, -2, "major");
+    lua_pushinteger(L, minor);
+    lua_setfield(L, -2, "minor");
+    lua_pushinteger(L, (lua_Integer(major) << 20) | minor);
+    lua_setfield(L, -2, "dev");
+    return 1;
+  }
+
+  // ncpus() -> the number of CPUs online, as bpftrace's ncpus.
+  static int ncpus(lua_State *L) {
+    lua_pushinteger(L, std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    return 1;
+  }
+
+  // strftime([FORMAT]) -> the local time, "%H:%M:%S" by default.
+  static int strftime(lua_State *L) {
+    const char *format = luaL_optstring(L, 1, "%H:%M:%S");
+    time_t now = time(nullptr);
+    struct tm local;
+    localtime_r(&now, &local);
+    char text[256];
+    size_t n = std::strftime(text, sizeof(text), format, &local);
+    lua_pushlstring(L, text, n);
+    return 1;
+  }
+
+  // fxt{file = "x.fxt"}: draw into this trace file (-o overrides it).
+  static int fxt(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    self(L).decl_.trace_file = optional_string(L, 1, "file", "trace.fxt");
+    self(L).decl_.trace_file_where = caller(L);
+    return 0;
+  }
+
+  static void set_handler(lua_State *L, LuaScript &s, ProbeDecl &p, int index) {
+    lua_pushvalue(L, index);
+    s.handlers_[p.id] = luaL_ref(L, LUA_REGISTRYINDEX);
+    p.has_handler = true;
+  }
+
+  // probe(NAME | {NAME, ALTERNATIVE...}, [SPEC], [HANDLER])
+  static int probe(lua_State *L) {
+    only_while_declaring(L, "probe()");
+    LuaScript &s = self(L);
+    ProbeDecl p;
+    p.id = static_cast<int>(s.decl_.probes.size());
+    p.where = caller(L);
+    p.alternatives = probe_names(L, 1, "probe");
+    int handler = 0;
+    if (lua_type(L, 2) == LUA_TFUNCTION)
+      handler = 2;
+    else if (lua_type(L, 3) == LUA_TFUNCTION)
+      handler = 3;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+      p.predicate = optional_expression(L, 2, "filter", p.where);
+      p.action = optional_expression(L, 2, "action", p.where);
+      lua_getfield(L, 2, "capture");
+      if (!lua_isnil(L, -1))
+        p.captures = capture_list(L, -1, p.where, "capture");
+      lua_getfield(L, 2, "aggregate");
+      p.aggregations = aggregation_ids(L, -1);
+      lua_getfield(L, 2, "draw");
+      add_draws(L, p, lua_gettop(L));
+      lua_pop(L, 3);
+    } else if (!lua_isnoneornil(L, 2) && handler != 2) {
+      return luaL_argerror(L, 2, "expected a table (filter, capture) or a handler function");
+    }
+    if (handler)
+      set_handler(L, s, p, handler);
+    s.decl_.probes.push_back(std::move(p));
+    return 0;
+  }
+
+  // map{name=, type="hash", key="u32" | {field="type", ...}, value="u64",
+  //     size=10240, print=false} -> map object
+  static int map(lua_State *L) {
+    only_while_declaring(L, "map{}");
+    LuaScript &s = self(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    MapDecl m;
+    m.where = caller(L);
+    m.name = optional_string(L, 1, "name", "");
+    if (!is_identifier(m.name) || reserved_name(m.name))
+      return luaL_error(L, "map name '%s' must be a C identifier that is not a builtin",
+                        m.name.c_str());
+    for (const auto &other : s.decl_.maps)
+      if (other.name == m.name)
+        return luaL_error(L, "map '%s' is declared twice", m.name.c_str());
+    static const std::pair<const char *, MapKind> kinds[] = {
+        {"hash", MapKind::Hash},
+        {"percpu_hash", MapKind::PercpuHash},
+        {"lru_hash", MapKind::LruHash},
+        {"array", MapKind::Array},
+        {"percpu_array", MapKind::PercpuArray}};
+    std::string kind = optional_string(L, 1, "type", "hash");
+    auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                              [&](const auto &k) { return kind == k.first; });
+    if (found == std::end(kinds))
+      return luaL_error(L,
+                        "map '%s': type must be hash, percpu_hash, lru_hash, array or "
+                        "percpu_array",
+                        m.name.c_str());
+    m.kind = found->second;
+    bool array = m.kind == MapKind::Array || m.kind == MapKind::PercpuArray;
+    m.key_type = type_or_fields(L, m, "key", "u32", m.key_fields);
+    if (array &&
+        (!m.key_fields.empty() || (m.key_type.text != "u32" && m.key_type.text != "__u32")))
+      return luaL_error(L, "map '%s': array maps are keyed by u32", m.name.c_str());
+    m.value_type = type_or_fields(L, m, "value", "u64", m.value_fields);
+    m.size = optional_size(L, 1, "size", 10240);
+    m.print_at_exit = optional_bool(L, 1, "print", false);
+    s.decl_.maps.push_back(std::move(m));
+    return new_handle(L, static_cast<int>(s.decl_.maps.size() - 1), kMapType);
+  }
+
+  // A map's key or value (field `what` of the table at 1): a C type, or a
+  // table of fields, name = "C type", kept in name order.
+  static Expression type_or_fields(lua_State *L, const MapDecl &m, const char *what,
+                                   const char *fallback,
+                                   std::vector<std::pair<std::string, std::string>> &fields) {
+    Expression type;
+    lua_getfield(L, 1, what);
+    if (lua_istable(L, -1)) {
+      for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+          luaL_error(L, "map '%s': %s fields are name = \"C type\"", m.name.c_str(), what);
+        fields.emplace_back(lua_tostring(L, -2), lua_tostring(L, -1));
+      }
+      std::sort(fields.begin(), fields.end());
+      if (fields.empty())
+        luaL_error(L, "map '%s': a %s table needs fields, name = \"C type\"", m.name.c_str(), what);
+    } else {
+      type = expression(L, lua_isnil(L, -1) ? fallback : luaL_checkstring(L, -1), m.where);
+    }
+    lua_pop(L, 1);
+    return type;
+  }
+
+  static int new_handle(lua_State *L, int id, const char *type) {
+    *static_cast<int *>(lua_newuserdatauv(L, sizeof(int), 0)) = id;
+    luaL_setmetatable(L, type);
+    return 1;
+  }
+
+  // count{}, sum{value=}, min{}, max{}, avg{}, stats{}, hist{}, lhist{min=,
+  // max=, step=}; each takes name=, by=, unit=, size=, print=.
+  static int aggregation(lua_State *L) {
+    if (self(L).declared_) {
+      auto kind = static_cast<AggKind>(lua_tointeger(L, lua_upvalueindex(1)));
+      lua_pushfstring(L, "%s{}", agg_kind_name(kind));
+      only_while_declaring(L, lua_tostring(L, -1));
+    }
+    LuaScript &s = self(L);
+    AggregationDecl a;
+    a.id = static_cast<int>(s.decl_.aggregations.size());
+    a.kind = static_cast<AggKind>(lua_tointeger(L, lua_upvalueindex(1)));
+    a.where = caller(L);
+    if (lua_isnoneornil(L, 1))
+      lua_newtable(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    std::string kind = agg_kind_name(a.kind);
+    int same_kind = 0;
+    for (const auto &other : s.decl_.aggregations)
+      same_kind += other.kind == a.kind;
+    auto taken = [&](const std::string &name) {
+      return std::any_of(s.decl_.aggregations.begin(), s.decl_.aggregations.end(),
+                         [&](const AggregationDecl &o) { return o.name == name; });
+    };
+    std::string fallback = kind;
+    for (int n = same_kind + 1; taken(fallback); n++)
+      fallback = kind + std::to_string(n);
+    a.name = optional_string(L, 1, "name", fallback);
+    for (const auto &other : s.decl_.aggregations)
+      if (other.name == a.name)
+        return luaL_error(L, "aggregation '%s' is declared twice", a.name.c_str());
+    lua_getfield(L, 1, "by");
+    if (!lua_isnil(L, -1))
+      a.keys = capture_list(L, -1, a.where, "by");
+    lua_pop(L, 1);
+    for (const auto &k : a.keys)
+      if (k.name == "value" || k.name == "count" || k.name == "sum" || k.name == "min" ||
+          k.name == "max" || k.name == "avg" || k.name == "buckets")
+        return luaL_error(L,
+                          "%s '%s': key '%s' would hide a value of the same name; name it "
+                          "otherwise",
+                          kind.c_str(), a.name.c_str(), k.name.c_str());
+    a.value = optional_expression(L, 1, "value", a.where);
+    if (a.kind == AggKind::Count && !a.value.text.empty())
+      return luaL_error(L, "count '%s' takes no value (did you mean sum?)", a.name.c_str());
+    a.unit = optional_string(L, 1, "unit", "");
+    a.size = optional_size(L, 1, "size", 10240);
+    a.print_at_exit = optional_bool(L, 1, "print", true);
+    if (a.kind == AggKind::LinearHist) {
+      auto integer = [&](const char *field) {
+        lua_getfield(L, 1, field);
+        if (!lua_isinteger(L, -1))
+          luaL_error(L, "lhist '%s' needs an integer %s", a.name.c_str(), field);
+        lua_Integer v = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        return static_cast<int64_t>(v);
+      };
+      a.lmin = integer("min");
+      a.lmax = integer("max");
+      a.lstep = integer("step");
+      if (a.lstep <= 0 || a.lmax <= a.lmin || (a.lmax - a.lmin) / a.lstep > 1000)
+        return luaL_error(L, "lhist '%s': need min < max and 0 < step, at most 1000 steps",
+                          a.name.c_str());
+    }
+    s.decl_.aggregations.push_back(std::move(a));
+    return new_handle(L, static_cast<int>(s.decl_.aggregations.size() - 1), kAggregationType);
+  }
+
+  // latency({name=, start=, stop=, key=, stop_key=, carry=, filter=, stop_filter=,
+  //          start_action=, stop_action=, start_draw=, into=, capture=, draw=,
+  //          size=}, [HANDLER]): two probes and a map between them; `carry`
+  //          values taken at start (after start_action) are start.NAME at stop.
+  static int latency(lua_State *L) {
+    only_while_declaring(L, "latency{}");
+    LuaScript &s = self(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    LatencyDecl lat;
+    lat.id = static_cast<int>(s.decl_.latencies.size());
+    lat.where = caller(L);
+    lat.name = optional_string(L, 1, "name", "latency" + std::to_string(lat.id + 1));
+    ProbeDecl start, stop;
+    start.where = stop.where = lat.where;
+    lua_getfield(L, 1, "start");
+    start.alternatives = probe_names(L, -1, "latency 'start'");
+    lua_getfield(L, 1, "stop");
+    stop.alternatives = probe_names(L, -1, "latency 'stop'");
+    lua_getfield(L, 1, "key");
+    if (lua_isnil(L, -1))
+      return luaL_error(L, "latency '%s' needs key = \"C expression\" (e.g. \"tid\")",
+                        lat.name.c_str());
+    lat.key = capture_list(L, -1, lat.where, "key");
+    lua_getfield(L, 1, "stop_key");
+    if (!lua_isnil(L, -1)) {
+      lat.stop_key = capture_list(L, -1, lat.where, "stop_key");
+      bool same = lat.stop_key.size() == lat.key.size();
+      for (size_t i = 0; same && i < lat.key.size(); i++)
+        same = lat.stop_key[i].name == lat.key[i].name;
+      if (!same)
+        return luaL_error(L, "latency '%s': stop_key must name the same fields as key",
+                          lat.name.c_str());
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "carry");
+    if (!lua_isnil(L, -1))
+      lat.carry = capture_list(L, -1, lat.where, "carry");
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "into");
+    stop.aggregations = aggregation_ids(L, -1);
+    lua_getfield(L, 1, "capture");
+    if (!lua_isnil(L, -1))
+      stop.captures = capture_list(L, -1, lat.where, "capture");
+    lua_pop(L, 5);
+    lua_getfield(L, 1, "draw");
+    add_draws(L, stop, lua_gettop(L));
+    lua_getfield(L, 1, "start_draw");
+    add_draws(L, start, lua_gettop(L));
+    lua_pop(L, 2);
+    start.predicate = optional_expression(L, 1, "filter", lat.where);
+    stop.predicate = optional_expression(L, 1, "stop_filter", lat.where);
+    start.action = optional_expression(L, 1, "start_action", lat.where);
+    stop.action = optional_expression(L, 1, "stop_action", lat.where);
+    lat.size = optional_size(L, 1, "size", 10240);
+    start.id = static_cast<int>(s.decl_.probes.size());
+    stop.id = start.id + 1;
+    start.latency_start = stop.latency_stop = lat.id;
+    lat.start_probe = start.id;
+    lat.stop_probe = stop.id;
+    if (lua_type(L, 2) == LUA_TFUNCTION)
+      set_handler(L, s, stop, 2);
+    if (stop.aggregations.empty() && stop.captures.empty() && !stop.has_handler)
+      return luaL_error(L,
+                        "latency '%s' goes nowhere: give into = hist{...}, capture = {...}, "
+                        "draw = {...} or a handler",
+                        lat.name.c_str());
+    s.decl_.probes.push_back(std::move(start));
+    s.decl_.probes.push_back(std::move(stop));
+    s.decl_.latencies.push_back(std::move(lat));
+    return 0;
+  }
+
+  // param(NAME, {type=, default=, help=, short=}) -> value
+  static int param(lua_State *L) {
+    only_while_declaring(L, "param()");
+    LuaScript &s = self(L);
+    Param p;
+    p.name = luaL_checkstring(L, 1);
+    p.where = caller(L);
+    if (!is_identifier(p.name))
+      return luaL_argerror(L, 1, "parameter names must be C identifiers");
+    for (const auto &other : s.decl_.params)
+      if (other.name == p.name)
+        return luaL_error(L, "parameter '%s' is declared twice", p.name.c_str());
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 2, "type");
+    bool ok = true;
+    p.type = parse_param_type(luaL_optstring(L, -1, "int"), ok);
+    if (!ok)
+      return luaL_error(L, "parameter '%s': type must be int, uint, bool or string",
+                        p.name.c_str());
+    lua_getfield(L, 2, "default");
+    if (lua_isboolean(L, -1))
+      p.default_text = lua_toboolean(L, -1) ? "true" : "false";
+    else if (!lua_isnil(L, -1))
+      p.default_text = luaL_tolstring(L, -1, nullptr);
+    else
+      p.default_text = p.type == ParamType::Bool ? "false" : p.type == ParamType::String ? "" : "0";
+    lua_getfield(L, 2, "help");
+    p.help = luaL_optstring(L, -1, "");
+    lua_getfield(L, 2, "short");
+    p.short_name = luaL_optstring(L, -1, "");
+    p.positional = optional_bool(L, 2, "positional", false);
+    if (p.positional && (!p.short_name.empty() || p.type == ParamType::Bool))
+      return luaL_error(L,
+                        "parameter '%s': a positional parameter has no short name and is not bool",
+                        p.name.c_str());
+    if (!p.positional && !s.decl_.params.empty() && s.decl_.params.back().positional)
+      return luaL_error(L, "parameter '%s': declare options before positional parameters",
+                        p.name.c_str());
+    std::string why;
+    if (!validate_param(p.type, p.default_text, why))
+      return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(),
+                        p.default_text.c_str(), why.c_str());
+    try {
+      p.value_text = s.args_.take_value(p);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    push_param_value(L, p);
+    lua_getglobal(L, "params");
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, p.name.c_str());
+    lua_pop(L, 1);
+    s.decl_.params.push_back(std::move(p));
+    return 1;
+  }
+
+  static void push_param_value(lua_State *L, const Param &p) {
+    const std::string &v = p.value_text;
+    switch (p.type) {
+      case ParamType::Int: lua_pushinteger(L, std::strtoll(v.c_str(), nullptr, 0)); break;
+      case ParamType::Uint:
+        lua_pushinteger(L, (lua_Integer)std::strtoull(v.c_str(), nullptr, 0));
+        break;
+      case ParamType::Bool: lua_pushboolean(L, v == "true" || v == "1" || v == "yes"); break;
+      case ParamType::String: lua_pushstring(L, v.c_str()); break;
+    }
+  }
+
+  // print and printf write to the script's output (stdout or -o FILE).
+  static int print(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string line;
+    int n = lua_gettop(L);
+    for (int i = 1; i <= n; i++) {
+      if (i > 1)
+        line += '\t';
+      size_t len;
+      const char *text = luaL_tolstring(L, i, &len);
+      line.append(text, len);  // whole: strings may hold NUL bytes
+      lua_pop(L, 1);
+    }
+    s.output_.printed(line + "\n");
+    return 0;
+  }
+
+  // string.format(...) of the function's arguments.
+  static std::string formatted(lua_State *L) {
+    lua_getglobal(L, "string");
+    lua_getfield(L, -1, "format");
+    lua_insert(L, 1);
+    lua_pop(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    return std::string(text, len);
+  }
+
+  static int printf(lua_State *L) {
+    self(L).output_.printed(formatted(L));
+    return 0;
+  }
+
+  static int exit(lua_State *L) {
+    self(L).exit_requested_ = true;
+    return 0;
+  }
+
+  // Events lost so far, all probes together (0 before tracing starts).
+  static int lost(lua_State *L) {
+    LuaScript &s = self(L);
+    lua_pushinteger(L, s.lost_ ? static_cast<lua_Integer>(s.lost_()) : 0);
+    return 1;
+  }
+
+  // report{type = "summary", data = {...}, text = "..."}: a report such as
+  // a summary at exit; with -f json its data as {"type":..,"data":..} in
+  // the output, otherwise its text on stderr, apart from traced output.
+  static int report(lua_State *L) {
+    LuaScript &s = self(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (s.output_.json()) {
+      bool converted = false;
+      {
+        std::string type = optional_string(L, 1, "type", "report");
+        lua_getfield(L, 1, "data");
+        try {
+          std::string data = lua_to_json(L, -1);
+          s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + data + "}\n");
+          converted = true;
+        } catch (const Error &e) {
+          lua_pushfstring(L, "report '%s': %s", type.c_str(), e.what());
+        }
+      }
+      // Raised once the C++ values above are gone: lua_error does not unwind them.
+      if (!converted)
+        return raise_where(L);
+      lua_pop(L, 1);
+    } else {
+      std::string text = optional_string(L, 1, "text", "");
+      std::fwrite(text.data(), 1, text.size(), stderr);
+    }
+    return 0;
+  }
+
+  // Run phase: map and aggregation handles read the kernel's maps.
+  static KernelMaps &kernel_maps(lua_State *L) {
+    LuaScript &s = self(L);
+    if (!s.maps_)
+      luaL_error(L, "maps can be read only while tracing (in a handler or at end)");
+    return *s.maps_;
+  }
+
+  static int handle_id(lua_State *L, const char *type) {
+    return *static_cast<int *>(luaL_checkudata(L, 1, type));
+  }
+
+  static void push_fields(lua_State *L, const RecordLayout &layout,
+                          const std::vector<FieldValue> &values) {
+    if (layout.fields.size() == 1 && layout.fields[0].name.empty()) {
+      push_field_value(L, values[0]);
+      return;
+    }
+    lua_createtable(L, 0, static_cast<int>(values.size()));
+    for (size_t i = 0; i < values.size(); i++) {
+      push_field_value(L, values[i]);
+      lua_setfield(L, -2, layout.fields[i].name.c_str());
+    }
+  }
+
+  // The Lua value at `index` as bytes of `layout` (a scalar, or a table
+  // with one entry per struct field).
+  static std::vector<char> to_bytes(lua_State *L, int index, const RecordLayout &layout,
+                                    const char *what) {
+    std::vector<char> bytes(layout.size, 0);
+    index = lua_absindex(L, index);
+    bool scalar = layout.fields.size() == 1 && layout.fields[0].name.empty();
+    if (!scalar)
+      luaL_checktype(L, index, LUA_TTABLE);
+    for (const auto &f : layout.fields) {
+      if (!scalar)
+        lua_getfield(L, index, f.name.c_str());
+      int at = scalar ? index : -1;
+      FieldValue v;
+      v.kind = f.kind;
+      if (f.kind == FieldKind::String || f.kind == FieldKind::Bytes) {
+        size_t len;
+        const char *text = luaL_checklstring(L, at, &len);
+        v.s.assign(text, len);
+      } else if (f.kind == FieldKind::Float) {
+        v.f = luaL_checknumber(L, at);
+      } else if (f.kind == FieldKind::Bool) {
+        v.u = lua_toboolean(L, at);
+      } else if (lua_isinteger(L, at)) {
+        v.kind = FieldKind::Signed;
+        v.i = lua_tointeger(L, at);
+      } else {
+        luaL_error(L, "%s field '%s' needs an integer", what, f.name.c_str());
+      }
+      encode_field(f, v, bytes.data());
+      if (!scalar)
+        lua_pop(L, 1);
+    }
+    return bytes;
+  }
+
+  static int map_get(lua_State *L) {
+    int id = handle_id(L, kMapType);
+    KernelMaps &maps = kernel_maps(L);
+    std::vector<char> value;
+    if (!maps.lookup(id, to_bytes(L, 2, maps.key_layout(id), "key"), value)) {
+      lua_pushnil(L);
+      return 1;
+    }
+    push_fields(L, maps.value_layout(id),
+                decode_fields(maps.value_layout(id), value.data(), value.size()));
+    return 1;
+  }
+
+  static int map_set(lua_State *L) {
+    int id = handle_id(L, kMapType);
+    KernelMaps &maps = kernel_maps(L);
+    std::vector<char> key = to_bytes(L, 2, maps.key_layout(id), "key");
+    std::vector<char> value = to_bytes(L, 3, maps.value_layout(id), "value");
+    try {
+      maps.update(id, key, value);
+    } catch (const Error &e) {
+      return luaL_error(L, "%s", e.what());
+    }
+    return 0;
+  }
+
+  static int map_delete(lua_State *L) {
+    int id = handle_id(L, kMapType);
+    KernelMaps &maps = kernel_maps(L);
+    maps.remove(id, to_bytes(L, 2, maps.key_layout(id), "key"));
+    return 0;
+  }
+
+  static int map_entries(lua_State *L) {
+    MapSnapshot snap = kernel_maps(L).map(handle_id(L, kMapType));
+    lua_createtable(L, static_cast<int>(snap.entries.size()), 0);
+    for (size_t i = 0; i < snap.entries.size(); i++) {
+      lua_createtable(L, 0, 2);
+      push_fields(L, snap.key, snap.entries[i].key);
+      lua_setfield(L, -2, "key");
+      push_fields(L, snap.value, snap.entries[i].value);
+      lua_setfield(L, -2, "value");
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    return 1;
+  }
+
+  static int map_clear(lua_State *L) {
+    kernel_maps(L).clear_map(handle_id(L, kMapType));
+    return 0;
+  }
+
+  static int map_print(lua_State *L) {
+    kernel_maps(L);
+    self(L).print_map(handle_id(L, kMapType));
+    return 0;
+  }
+
+  // Rows as tables: key fields, then value (count, sum, min, max, avg),
+  // count/sum/min/max/avg (stats) or count and buckets (histograms).
+  static int aggregation_entries(lua_State *L) {
+    AggregationSnapshot snap = kernel_maps(L).aggregation(handle_id(L, kAggregationType));
+    const AggregationDecl &d = *snap.decl;
+    lua_createtable(L, static_cast<int>(snap.rows.size()), 0);
+    for (size_t i = 0; i < snap.rows.size(); i++) {
+      const AggregationRow &r = snap.rows[i];
+      lua_createtable(L, 0, 6);
+      for (size_t k = 0; k < d.keys.size() && k < r.key.size(); k++) {
+        push_field_value(L, r.key[k]);
+        lua_setfield(L, -2, d.keys[k].name.c_str());
+      }
+      auto set = [&](const char *name, lua_Integer v) {
+        lua_pushinteger(L, v);
+        lua_setfield(L, -2, name);
+      };
+      lua_Integer avg = r.count ? r.sum / static_cast<int64_t>(r.count) : 0;
+      switch (d.kind) {
+        case AggKind::Count: set("value", static_cast<lua_Integer>(r.count)); break;
+        case AggKind::Sum: set("value", r.sum); break;
+        case AggKind::Min: set("value", r.min); break;
+        case AggKind::Max: set("value", r.max); break;
+        case AggKind::Avg: set("value", avg); break;
+        case AggKind::Stats:
+          set("count", static_cast<lua_Integer>(r.count));
+          set("sum", r.sum);
+          set("min", r.min);
+          set("max", r.max);
+          set("avg", avg);
+          break;
+        default: {
+          set("count", static_cast<lua_Integer>(r.count));
+          auto buckets = histogram_buckets(d, r);
+          lua_createtable(L, static_cast<int>(buckets.size()), 0);
+          for (size_t b = 0; b < buckets.size(); b++) {
+            lua_createtable(L, 0, 3);
+            if (buckets[b].has_low)
+              set("min", buckets[b].low);
+            if (buckets[b].has_high)
+              set("max", buckets[b].high);
+            set("count", static_cast<lua_Integer>(buckets[b].count));
+            lua_rawseti(L, -2, static_cast<lua_Integer>(b + 1));
+          }
+          lua_setfield(L, -2, "buckets");
+        }
+      }
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    return 1;
+  }
+
+  static int aggregation_clear(lua_State *L) {
+    kernel_maps(L).clear_aggregation(handle_id(L, kAggregationType));
+    return 0;
+  }
+
+  static int aggregation_print(lua_State *L) {
+    kernel_maps(L);
+    self(L).print_aggregation(handle_id(L, kAggregationType));
+    return 0;
+  }
+
+  // handle.name, else a method.
+  static int handle_index(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string key = luaL_checkstring(L, 2);
+    bool aggregation = luaL_testudata(L, 1, kAggregationType) != nullptr;
+    int id = *static_cast<int *>(lua_touserdata(L, 1));
+    if (key == "name") {
+      lua_pushstring(
+          L, aggregation ? s.decl_.aggregations[id].name.c_str() : s.decl_.maps[id].name.c_str());
+      return 1;
+    }
+    lua_getmetatable(L, 1);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, key.c_str());
+    return 1;
+  }
+
+  static void register_handle_types(lua_State *L) {
+    const luaL_Reg map_methods[] = {{"get", map_get},       {"set", map_set},
+                                    {"delete", map_delete}, {"entries", map_entries},
+                                    {"clear", map_clear},   {"print", map_print},
+                                    {nullptr, nullptr}};
+    const luaL_Reg aggregation_methods[] = {{"entries", aggregation_entries},
+                                            {"clear", aggregation_clear},
+                                            {"print", aggregation_print},
+                                            {nullptr, nullptr}};
+    for (auto [type, methods] :
+         {std::pair{kMapType, map_methods}, std::pair{kAggregationType, aggregation_methods}}) {
+      luaL_newmetatable(L, type);
+      lua_newtable(L);  // not luaL_newlib: `methods` is a pointer here, not an array
+      luaL_setfuncs(L, methods, 0);
+      lua_setfield(L, -2, "methods");
+      lua_pushcfunction(L, handle_index);
+      lua_setfield(L, -2, "__index");
+      lua_pop(L, 1);
+    }
+  }
+};
+
+LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args,
+                     Output &output)
+    : L_(new_sandboxed_state(sandbox)), source_(std::move(source)), args_(args), output_(output) {
+  decl_.script_path = source_.path;
+  lua_pushlightuserdata(L_, this);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
+  const luaL_Reg api[] = {{"probe", LuaApi::probe},
+                          {"param", LuaApi::param},
+                          {"map", LuaApi::map},
+                          {"latency", LuaApi::latency},
+                          {"print", LuaApi::print},
+                          {"printf", LuaApi::printf},
+                          {"exit", LuaApi::exit},
+                          {"fxt", LuaApi::fxt},
+                          {"available", LuaApi::available},
+                          {"has_field", LuaApi::has_field},
+                          {"arguments", LuaApi::arguments},
+                          {"notice", LuaApi::notice},
+                          {"disk", LuaApi::disk},
+                          {"strftime", LuaApi::strftime},
+                          {"ncpus", LuaApi::ncpus},
+                          {"lost", LuaApi::lost},
+                          {"report", LuaApi::report}};
+  for (const auto &f : api) {
+    lua_pushcfunction(L_, f.func);
+    lua_setglobal(L_, f.name);
+  }
+  lua_newtable(L_);
+  lua_setglobal(L_, "params");
+  for (auto kind : {AggKind::Count, AggKind::Sum, AggKind::Min, AggKind::Max, AggKind::Avg,
+                    AggKind::Stats, AggKind::Log2Hist, AggKind::LinearHist}) {
+    lua_pushinteger(L_, static_cast<lua_Integer>(kind));
+    lua_pushcclosure(L_, LuaApi::aggregation, 1);
+    lua_setglobal(L_, agg_kind_name(kind));
+  }
+  LuaApi::register_handle_types(L_);
+}
+
+LuaScript::~LuaScript() {
+  close_sandboxed_state(L_);
+}
+
+KernelFacts &LuaScript::kernel() {
+  if (!kernel_) {
+    own_kernel_ = std::make_unique<KernelFacts>();
+    kernel_ = own_kernel_.get();
+  }
+  return *kernel_;
+}
+
+void LuaScript::declare() {
+  std::string chunk = "@" + source_.path;
+  int status = luaL_loadbufferx(L_, source_.text.data(), source_.text.size(), chunk.c_str(), "t");
+  if (status == LUA_OK) {
+    arm_lua_interrupt(L_);
+    status = lua_pcall(L_, 0, 0, 0);
+    lua_call_ended();
+  }
+  if (status != LUA_OK) {
+    std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
+    lua_pop(L_, 1);
+    throw_lua_error(message);
+  }
+  declared_ = true;
+}
+
+void LuaScript::throw_lua_error(const std::string &message) {
+  // The interrupt hook's error, "x.lua:4: interrupted", or one the script
+  // raised while being interrupted (a pcall that caught it, say).
+  if (lua_was_interrupted()) {
+    size_t end = message.rfind("interrupted");
+    throw LuaInterrupted{end == std::string::npos ? "" : message.substr(0, end)};
+  }
+  throw lua_error_to_one_line(L_, message);
+}
+
+void LuaScript::print_aggregation(int id) {
+  AggregationSnapshot snap = maps_->aggregation(id);
+  output_.write(output_.json() ? aggregation_json(snap) + "\n" : aggregation_text(snap));
+}
+
+void LuaScript::print_map(int index) {
+  MapSnapshot snap = maps_->map(index);
+  output_.write(output_.json() ? map_json(snap) + "\n" : map_text(snap));
+}
+
+void LuaScript::call_handler_on_stack(int nargs) {
+  arm_lua_interrupt(L_);
+  int status = lua_pcall(L_, nargs, 0, 0);
+  lua_call_ended();
+  if (status != LUA_OK) {
+    std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in handler";
+    lua_pop(L_, 1);
+    throw_lua_error(message);
+  }
+}
+
+void LuaScript::call_event(int decl_id, const std::function<void(lua_State *)> &fill) {
+  auto it = handlers_.find(decl_id);
+  if (it == handlers_.end())
+    return;
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, it->second);
+  lua_createtable(L_, 0, 8);
+  fill(L_);
+  call_handler_on_stack(1);
+}
+
+void LuaScript::call(int decl_id) {
+  auto it = handlers_.find(decl_id);
+  if (it == handlers_.end())
+    return;
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, it->second);
+  call_handler_on_stack(0);
+}
+
+}  // namespace mt

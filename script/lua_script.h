@@ -1,0 +1,90 @@
+// A script's Lua side. Running the chunk builds the Declaration through
+// probe() and param(); afterwards the same state runs per-event, interval,
+// begin and end handlers.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/declaration.h"
+#include "script/lua_sandbox.h"
+
+struct lua_State;
+
+namespace mt {
+
+class KernelFacts;
+class KernelMaps;
+class Output;
+class ScriptArgs;
+
+struct ScriptSource {
+  std::string path;  // as shown in messages and #line directives
+  std::string text;
+};
+
+// A script path on disk, else a shipped script by name ("demo" or
+// "demo.lua"); throws mt::Error if neither exists.
+ScriptSource load_script_source(const std::string &name_or_path);
+
+class LuaScript {
+ public:
+  LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args, Output &output);
+  ~LuaScript();
+  LuaScript(const LuaScript &) = delete;
+  LuaScript &operator=(const LuaScript &) = delete;
+
+  // What available() and disk() ask; the running kernel unless set.
+  void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
+  // Runs the script's top level; throws mt::Error ("file:line: message"),
+  // or LuaInterrupted when a stop request interrupts it (see lua_interrupt.h).
+  void declare();
+  // What available() chose while declaring, shown with -v.
+  const std::vector<std::string> &notes() const { return notes_; }
+  // What notice() said while declaring, "SCRIPT: text", for stderr.
+  const std::vector<std::string> &notices() const { return notices_; }
+  const Declaration &declaration() const { return decl_; }
+  const ScriptSource &source() const { return source_; }
+  lua_State *state() { return L_; }
+
+  // Run phase. The fill callback pushes nothing and fills the table on
+  // top of the stack with an event's fields.
+  bool has_handler(int decl_id) const { return handlers_.count(decl_id) > 0; }
+  void call_event(int decl_id, const std::function<void(lua_State *)> &fill);
+  void call(int decl_id);  // begin, end and interval handlers
+  // Handlers throw mt::Error, or LuaInterrupted as declare() does.
+  bool exit_requested() const { return exit_requested_; }
+  // Gives handles their maps once the program is loaded.
+  void set_kernel_maps(KernelMaps *maps) { maps_ = maps; }
+  // Gives lost() the count of events lost so far.
+  void set_lost_counter(std::function<uint64_t()> lost) { lost_ = std::move(lost); }
+  // Prints through the script's output (-o, -f json) like handle:print().
+  void print_aggregation(int id);
+  void print_map(int index);
+
+ private:
+  friend struct LuaApi;
+  void call_handler_on_stack(int nargs);
+  [[noreturn]] void throw_lua_error(const std::string &message);
+  KernelFacts &kernel();
+
+  lua_State *L_;
+  ScriptSource source_;
+  ScriptArgs &args_;
+  Output &output_;
+  Declaration decl_;
+  std::map<int, int> handlers_;  // decl id -> registry ref
+  bool exit_requested_ = false;
+  bool declared_ = false;  // the body has run: probe(), map{} and the like refuse
+  KernelMaps *maps_ = nullptr;
+  std::function<uint64_t()> lost_;
+  KernelFacts *kernel_ = nullptr;
+  std::unique_ptr<KernelFacts> own_kernel_;
+  std::vector<std::string> notes_;
+  std::vector<std::string> notices_;
+};
+
+}  // namespace mt

@@ -1,0 +1,183 @@
+// Matches script options to declared params, validates their values and prints param help.
+#include "script/script_params.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+#include "common/error.h"
+
+namespace mt {
+
+ScriptArgs::ScriptArgs(std::vector<std::string> args)
+    : args_(std::move(args)), used_(args_.size()) {
+  for (size_t i = 0; i < args_.size(); i++)
+    if (args_[i] == "--help" || args_[i] == "-h") {
+      help_ = true;
+      used_[i] = true;
+    }
+}
+
+// "--all-rings=x" -> "--all_rings=x": long options may spell a
+// parameter's underscores as dashes, as command lines usually do.
+static std::string underscored(const std::string &arg) {
+  if (arg.rfind("--", 0) != 0)
+    return arg;
+  std::string out = arg;
+  for (size_t i = 2; i < out.size() && out[i] != '='; i++)
+    if (out[i] == '-' && !(i == 4 && out.rfind("--no-", 0) == 0))
+      out[i] = '_';
+  return out;
+}
+
+std::string ScriptArgs::take_value(const Param &param) {
+  std::string value = param.default_text;
+  if (param.positional) {
+    // The first word no option took. Options' values are taken by then:
+    // positional parameters are declared after the options.
+    for (size_t i = 0; i < args_.size(); i++) {
+      if (used_[i] || (args_[i].size() > 1 && args_[i][0] == '-' && !std::isdigit(args_[i][1])))
+        continue;
+      used_[i] = true;
+      std::string why;
+      if (!validate_param(param.type, args_[i], why))
+        throw Error("invalid value '" + args_[i] + "' for " + param.name + ": " + why);
+      return args_[i];
+    }
+    return value;
+  }
+  std::string long_name = "--" + param.name;
+  for (size_t i = 0; i < args_.size(); i++) {
+    const std::string a = underscored(args_[i]);
+    bool is_short = !param.short_name.empty() && a == "-" + param.short_name;
+    std::string given = a;
+    bool short_attached = !param.short_name.empty() && param.type != ParamType::Bool &&
+                          a.size() > param.short_name.size() + 1 &&
+                          a.rfind("-" + param.short_name, 0) == 0 && a[1] != '-';
+    if (a.rfind(long_name + "=", 0) == 0) {
+      value = a.substr(long_name.size() + 1);
+    } else if (short_attached) {
+      value = a.substr(param.short_name.size() + 1);
+      given = "-" + param.short_name;
+    } else if (a == long_name || is_short) {
+      if (param.type == ParamType::Bool) {
+        value = "true";
+      } else if (i + 1 < args_.size()) {
+        value = args_[i + 1];
+        used_[i + 1] = true;
+      } else {
+        throw Error("option " + a + " needs a value (" + param_type_name(param.type) + ")");
+      }
+    } else if (param.type == ParamType::Bool && a == "--no-" + param.name) {
+      value = "false";
+    } else {
+      continue;
+    }
+    used_[i] = true;
+    std::string why;
+    if (!validate_param(param.type, value, why))
+      throw Error("invalid value '" + value + "' for " + given.substr(0, given.find('=')) + ": " +
+                  why);
+  }
+  return value;
+}
+
+void ScriptArgs::check_all_used() const {
+  for (size_t i = 0; i < args_.size(); i++)
+    if (!used_[i])
+      throw Error((args_[i][0] == '-' ? "unknown script option '" : "unexpected argument '") +
+                  args_[i] + "' (see the script's --help)");
+}
+
+bool validate_param(ParamType type, const std::string &text, std::string &why) {
+  char *end = nullptr;
+  errno = 0;
+  switch (type) {
+    case ParamType::Int:
+      std::strtoll(text.c_str(), &end, 0);
+      if (text.empty() || *end || errno) {
+        why = "expected an integer";
+        return false;
+      }
+      return true;
+    case ParamType::Uint:
+      std::strtoull(text.c_str(), &end, 0);
+      if (text.empty() || *end || errno || text[0] == '-') {
+        why = "expected a non-negative integer";
+        return false;
+      }
+      return true;
+    case ParamType::Bool:
+      if (text == "true" || text == "false" || text == "1" || text == "0" || text == "yes" ||
+          text == "no")
+        return true;
+      why = "expected true or false";
+      return false;
+    case ParamType::String:
+      if (text.size() < 64)
+        return true;
+      why = "strings are limited to 63 bytes";
+      return false;
+  }
+  return false;
+}
+
+ParamType parse_param_type(const std::string &name, bool &ok) {
+  ok = true;
+  if (name == "int" || name == "integer")
+    return ParamType::Int;
+  if (name == "uint")
+    return ParamType::Uint;
+  if (name == "bool" || name == "boolean")
+    return ParamType::Bool;
+  if (name == "string")
+    return ParamType::String;
+  ok = false;
+  return ParamType::Int;
+}
+
+const char *param_type_name(ParamType type) {
+  switch (type) {
+    case ParamType::Int: return "int";
+    case ParamType::Uint: return "uint";
+    case ParamType::Bool: return "bool";
+    case ParamType::String: return "string";
+  }
+  return "?";
+}
+
+std::string params_help(const std::string &script, const std::vector<Param> &params) {
+  std::string out = "usage: moontrace [ENGINE OPTIONS] " + script + " [SCRIPT OPTIONS]";
+  for (const auto &p : params)
+    if (p.positional)
+      out += " [" + p.name + "]";
+  out += "\n";
+  if (params.empty())
+    return out + "\nThis script has no options.\n";
+  out += "\nScript options:\n";
+  for (const auto &p : params) {
+    std::string flag = "  ";
+    std::string dashed = p.name;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    if (p.positional) {
+      flag += p.name;  // as the usage line names it
+    } else {
+      flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
+      flag += "--" + dashed;
+    }
+    if (p.type != ParamType::Bool)
+      flag += std::string(" ") + param_type_name(p.type);
+    if (flag.size() < 28)
+      flag.resize(28, ' ');
+    else
+      flag += "\n" + std::string(28, ' ');
+    out += flag + p.help;
+    if (!p.default_text.empty())
+      out += " (default: " + p.default_text + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace mt

@@ -1,0 +1,36 @@
+// Script options (after the script name on the command line): matched to
+// the parameters the script declares, checked against their types.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/declaration.h"
+
+namespace mt {
+
+class ScriptArgs {
+ public:
+  explicit ScriptArgs(std::vector<std::string> args);
+
+  bool wants_help() const { return help_; }
+  // The command-line value for `param` (or its default), validated.
+  // Throws mt::Error naming the option on a bad value.
+  std::string take_value(const Param &param);
+  // Throws for options no parameter claimed.
+  void check_all_used() const;
+
+ private:
+  std::vector<std::string> args_;
+  std::vector<bool> used_;
+  bool help_ = false;
+};
+
+// Parses a value of `type`; returns false with `why` on a bad one.
+bool validate_param(ParamType type, const std::string &text, std::string &why);
+ParamType parse_param_type(const std::string &name, bool &ok);
+const char *param_type_name(ParamType type);
+
+// `moontrace SCRIPT --help`: usage line and one line per parameter.
+std::string params_help(const std::string &script, const std::vector<Param> &params);
+
+}  // namespace mt
