@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "app/cli.h"
+#include "bpf_headers/mt_abi.h"
 #include "codegen/c_generator.h"
 #include "codegen/expression_policy.h"
 #include "codegen/source_locator.h"
@@ -582,7 +583,7 @@ int run(const Options &options) {
         return true;
       uint32_t id;
       std::memcpy(&id, data, 4);
-      if (id == generated.probes.size() && trace) {
+      if (id == generated.thread_name_slot() && trace) {
         trace->thread_named(data, size);
         return true;
       }
@@ -625,21 +626,16 @@ int run(const Options &options) {
       std::memcpy(&id, data, 4);
       trace->draw(id, data, size);
     };
-    size_t slots = generated.probes.size() + (generated.naming_programs.empty() ? 0 : 1);
     std::vector<uint32_t> record_bytes;
     for (const auto &layout : layouts)
       record_bytes.push_back(layout ? layout->size : 0);
-    if (!generated.naming_programs.empty()) {
-      // Without its size, a batch holding a thread's name could not be read past it.
-      auto names = layout_from_btf(program->btf(), "mt_thread_name");
-      if (!names)
-        throw Error("moontrace bug: the compiled object has no type for thread names");
-      record_bytes.push_back(names->size);
-    }
+    if (!generated.naming_programs.empty())
+      record_bytes.push_back(sizeof(struct mt_thread_name));
     events = std::make_unique<EventStream>(
-        program->map_fd("mt_rings"), program->map_fd("mt_lost"),
-        program->program_fd(generated.flush_program), program->map_fd("mt_staged"), slots,
-        ring_bytes, EventStream::Consumer{record_bytes, take_record, draw_record});
+        program->map_fd(MT_NAME(MT_RINGS)), program->map_fd(MT_NAME(MT_LOST)),
+        program->program_fd(generated.flush_program), program->map_fd(MT_NAME(MT_STAGED)),
+        generated.record_slots(), ring_bytes,
+        EventStream::Consumer{record_bytes, take_record, draw_record});
     script.set_lost_counter([&events]() { return events->total_lost(); });
     if (options.pid)
       program->add_target(options.pid);

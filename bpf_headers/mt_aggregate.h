@@ -3,6 +3,7 @@
  * these functions, outside the probe bodies the read rewriter edits. */
 #ifndef MT_AGGREGATE_H
 #define MT_AGGREGATE_H
+#include "mt_abi.h"
 #include "mt_helpers.h"
 
 /* A script's map M, keyed and valued by the types it declared. */
@@ -115,7 +116,7 @@ struct {
   __uint(max_entries, MT_NUM_AGGREGATIONS);
   __type(key, __u32);
   __type(value, __u64);
-} mt_agg_full SEC(".maps");
+} MT_AGG_FULL SEC(".maps");
 
 static __always_inline void mt_agg_dropped(__u32 agg) {
   __u64 *n = bpf_map_lookup_elem(&mt_agg_full, &agg);
@@ -189,7 +190,7 @@ struct {
   __uint(max_entries, MT_NUM_LATENCIES);
   __type(key, __u32);
   __type(value, struct mt_latency_counts);
-} mt_latency_counts SEC(".maps");
+} MT_LATENCY_COUNTS SEC(".maps");
 
 static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) {
   return bpf_map_lookup_elem(&mt_latency_counts, &id);

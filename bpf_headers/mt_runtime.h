@@ -3,6 +3,7 @@
 #ifndef MT_RUNTIME_H
 #define MT_RUNTIME_H
 #include "mt_helpers.h"
+#include "mt_abi.h"
 
 #ifndef MT_NUM_PROBES
 #define MT_NUM_PROBES 1
@@ -19,7 +20,7 @@ struct {
   __uint(max_entries, 1);
   __type(key, __u32);
   __array(values, struct mt_ring_inner);
-} mt_rings SEC(".maps");
+} MT_RINGS SEC(".maps");
 
 /* Records that could not be reserved, per probe. */
 struct {
@@ -27,7 +28,7 @@ struct {
   __uint(max_entries, MT_NUM_PROBES);
   __type(key, __u32);
   __type(value, __u64);
-} mt_lost SEC(".maps");
+} MT_LOST SEC(".maps");
 
 /* Processes being traced (-p/-c), followed into their children. */
 struct {
@@ -35,12 +36,12 @@ struct {
   __uint(max_entries, 65536);
   __type(key, __u32);
   __type(value, __u8);
-} mt_targets SEC(".maps");
+} MT_TARGETS SEC(".maps");
 
-const volatile __u32 mt_filter_targets = 0;
+const volatile __u32 MT_FILTER_TARGETS = 0;
 /* Bytes a ring may hold before a record wakes the reader: an eighth of it,
  * set at load. */
-const volatile __u64 mt_wake_bytes = 1 << 19;
+const volatile __u64 MT_WAKE_BYTES = 1 << 19;
 
 /* Bumped after each process mt_targets gains (by mt_follow_fork and by
  * user space), so that the answers cached below are asked again. */
@@ -49,7 +50,7 @@ struct {
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, __u64);
-} mt_targets_gen SEC(".maps");
+} MT_TARGETS_GEN SEC(".maps");
 
 /* Per CPU, the last answer: tgid << 32 | generation (31 bits) << 1 |
  * answer, in one word so that a program nested in another (an interrupt)
@@ -114,17 +115,13 @@ struct {
  * flush only when it has held records for long (an idle CPU), not one
  * busy enough to flush by itself. A line each, so that CPUs do not write
  * the same line. */
-struct mt_staged_since {
-  __u64 ns;
-  __u64 pad[7];
-};
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 1); /* one per CPU, set at load */
   __uint(map_flags, 1024 /* BPF_F_MMAPABLE */);
   __type(key, __u32);
   __type(value, struct mt_staged_since);
-} mt_staged SEC(".maps");
+} MT_STAGED SEC(".maps");
 
 /* Keeps the compiler from moving memory accesses across it: a program
  * that interrupts this one on the same CPU must see `busy` set before the
@@ -216,7 +213,7 @@ static __always_inline int mt_flush_level(__u32 level) {
   return !st || (!st->busy && mt_flush(st, level));
 }
 SEC("raw_tp/mt_flush")
-int mt_flush_stage(void *ctx) {
+int MT_FLUSH_STAGE(void *ctx) {
   return mt_flush_level(0) & mt_flush_level(1);
 }
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 
 namespace mt {
@@ -382,10 +383,10 @@ class ProbeWriter {
     // is over whether or not it is counted.
     if (decl.latency_stop >= 0) {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
-      std::string id = std::to_string(lat.id);
-      write_key("__lk", "mt_lat_" + id + "_key", rp, stop_key(lat), reads_user);
-      out_ << "  struct mt_lat_" + id + "_val start;\n  __u64 latency;\n";
-      out_ << "  if (!mt_latency_stop(&mt_lat_" + id + ", &__lk, " + id +
+      std::string id = std::to_string(lat.id), map = latency_map_name(lat.id);
+      write_key("__lk", map + "_key", rp, stop_key(lat), reads_user);
+      out_ << "  struct " + map + "_val start;\n  __u64 latency;\n";
+      out_ << "  if (!mt_latency_stop(&" + map + ", &__lk, " + id +
                   ", &start, sizeof(start), __now, &latency))\n    return 0;\n  (void)start;\n";
     }
     if (!decl.predicate.text.empty()) {
@@ -403,13 +404,12 @@ class ProbeWriter {
     // carried may name its locals.
     if (decl.latency_start >= 0) {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
-      std::string id = std::to_string(lat.id);
-      write_key("__sk", "mt_lat_" + id + "_key", rp, lat.key, reads_user);
-      out_ << "  struct mt_lat_" + id + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
+      std::string id = std::to_string(lat.id), map = latency_map_name(lat.id);
+      write_key("__sk", map + "_key", rp, lat.key, reads_user);
+      out_ << "  struct " + map + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
       for (const auto &c : lat.carry)
         write_capture(rp, c, reads_user, "__sv.");
-      out_ << "  mt_latency_start(&mt_lat_" + id + ", &__sk, &__sv, sizeof(__sv), __now, " + id +
-                  ");\n";
+      out_ << "  mt_latency_start(&" + map + ", &__sk, &__sv, sizeof(__sv), __now, " + id + ");\n";
     }
     for (int id : decl.aggregations)
       write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
@@ -509,7 +509,7 @@ class ProbeWriter {
   }
 
   void write_latency_map(const LatencyDecl &lat, const ResolvedProbe &rp) {
-    std::string name = "mt_lat_" + std::to_string(lat.id);
+    std::string name = latency_map_name(lat.id);
     out_ << "/* latency pair '" + lat.name + "': start times by key */\n";
     write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
     // The start time first (mt_latency_start sets it), then what is carried.
@@ -520,7 +520,7 @@ class ProbeWriter {
   }
 
   void write_aggregation_map(const AggregationDecl &agg, const ResolvedProbe &rp) {
-    std::string name = "mt_agg_" + std::to_string(agg.id);
+    std::string name = aggregation_map_name(agg.id);
     out_ << "/* " + std::string(agg_kind_name(agg.kind)) + " '" + agg.name + "' */\n";
     std::string header = is_histogram(agg.kind) ? "  __u32 __slot;\n"
                          : agg.keys.empty()     ? "  __u32 __none;\n"
@@ -534,9 +534,9 @@ class ProbeWriter {
   void write_aggregation_update(const AggregationDecl &agg, const ProbeDecl &probe,
                                 const ResolvedProbe &rp, bool reads_user) {
     std::string id = std::to_string(agg.id);
-    std::string map = "&mt_agg_" + id;
+    std::string map = "&" + aggregation_map_name(agg.id);
     out_ << "  {\n";
-    write_key("__k", "mt_agg_" + id + "_key", rp, agg.keys, reads_user);
+    write_key("__k", aggregation_map_name(agg.id) + "_key", rp, agg.keys, reads_user);
     if (agg.kind != AggKind::Count) {
       Expression value = agg.value;
       if (value.text.empty()) {
@@ -626,7 +626,9 @@ void write_params(const Declaration &decl, Emitter &out) {
       case ParamType::Int: out << "  __s64 " + p.name + ";\n"; break;
       case ParamType::Uint: out << "  __u64 " + p.name + ";\n"; break;
       case ParamType::Bool: out << "  bool " + p.name + ";\n"; break;
-      case ParamType::String: out << "  char " + p.name + "[64];\n"; break;
+      case ParamType::String:
+        out << "  char " + p.name + "[" + std::to_string(MT_PARAM_STRING_BYTES) + "];\n";
+        break;
     }
   }
   out << "};\n/* Set before load from the command line; the verifier sees constants. */\n";
@@ -683,8 +685,6 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
                                              Emitter &out) {
   std::string n = std::to_string(id);
   out << "\n/* Thread names for the trace, as they change. */\n";
-  out << "struct mt_thread_name {\n  __u32 __probe;\n  __u32 pid;\n  __u32 tid;\n  char "
-         "comm[16];\n};\n";
   out << "struct mt_thread_name *__mt_type_names __attribute__((unused));\n";
   out << "static __always_inline int mt_send_name(const void *comm) {\n";
   out << "  if (!mt_is_target())\n    return 0;\n";
@@ -810,13 +810,13 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   bool draws = std::any_of(in.decl->probes.begin(), in.decl->probes.end(),
                            [](const ProbeDecl &p) { return !p.draws.empty(); });
   if (draws)
-    program.naming_programs = write_thread_namers(in.rename_format, program.probes.size(), body);
+    program.naming_programs =
+        write_thread_namers(in.rename_format, program.thread_name_slot(), body);
 
   Emitter head(1, &program.built_expressions);
   head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
-  // Thread names take the slot after the probes.
-  size_t slots = program.probes.size() + (program.naming_programs.empty() ? 0 : 1);
-  head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, slots)) + "\n";
+  head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, program.record_slots())) +
+              "\n";
   const Declaration &decl = *in.decl;
   if (!decl.aggregations.empty())
     head << "#define MT_NUM_AGGREGATIONS " + std::to_string(decl.aggregations.size()) + "\n";
@@ -842,6 +842,14 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   program.source = head.str() + "#line " + std::to_string(kGeneratedBodyFirstLine) + " \"" +
                    kGeneratedFileName + "\"\n" + body.str();
   return program;
+}
+
+std::string aggregation_map_name(int id) {
+  return "mt_agg_" + std::to_string(id);
+}
+
+std::string latency_map_name(int id) {
+  return "mt_lat_" + std::to_string(id);
 }
 
 }  // namespace mt

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/declaration.h"
 #include "kernel/probe_resolver.h"
 
@@ -39,7 +40,7 @@ struct GeneratedProgram {
   std::string follow_program;          // program that follows forks of targets, "" if none
   // Program the reader runs on each CPU to hand what it staged to its ring
   // (mt_runtime.h); never attached.
-  std::string flush_program = "mt_flush_stage";
+  std::string flush_program = MT_NAME(MT_FLUSH_STAGE);
   // Programs that report thread names as they change (exec, io-workers
   // naming themselves) for a trace; their records carry probe id
   // `probes.size()` and struct mt_thread_name.
@@ -48,6 +49,11 @@ struct GeneratedProgram {
   // in its text, by (file, line) of the call: Clang's column for them
   // counts in the expression, not in the script's line.
   std::map<std::pair<std::string, int>, std::string> built_expressions;
+
+  // Records carry a slot: their probe's id, or the one after the last
+  // probe's for a thread's name (struct mt_thread_name).
+  uint32_t thread_name_slot() const { return static_cast<uint32_t>(probes.size()); }
+  size_t record_slots() const { return probes.size() + (naming_programs.empty() ? 0 : 1); }
 };
 
 struct GeneratorInput {
@@ -59,6 +65,11 @@ struct GeneratorInput {
 };
 
 GeneratedProgram generate_c(const GeneratorInput &input);
+
+// The map of aggregation (latency pair) `id`, in the generated C and for
+// reading it back.
+std::string aggregation_map_name(int id);
+std::string latency_map_name(int id);
 
 // The builtin names expressions may use, e.g. pid, comm, nsecs.
 const std::vector<std::string> &builtin_names();

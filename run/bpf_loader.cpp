@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 #include "kernel/probe_resolver.h"
 
@@ -162,7 +163,8 @@ std::vector<char> BpfProgram::pack_params(const std::vector<Param> &params) cons
         continue;
       const std::string &v = p.value_text;
       if (p.type == ParamType::String) {
-        std::memcpy(out.data() + offset, v.c_str(), std::min<size_t>(v.size(), 63));
+        std::memcpy(out.data() + offset, v.c_str(),
+                    std::min<size_t>(v.size(), MT_PARAM_STRING_BYTES - 1));
       } else if (p.type == ParamType::Bool) {
         out[offset] = v == "true" || v == "1" || v == "yes";
       } else {
@@ -228,7 +230,7 @@ void BpfProgram::load(const LoadSettings &settings) {
   if (!settings.unsafe)
     check_tracing_only();
   int cpus = libbpf_num_possible_cpus();
-  for (const char *per_cpu : {"mt_rings", "mt_staged"})
+  for (const char *per_cpu : {MT_NAME(MT_RINGS), MT_NAME(MT_STAGED)})
     if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, per_cpu))
       bpf_map__set_max_entries(map, cpus);
   struct bpf_program *follow =
@@ -245,12 +247,12 @@ void BpfProgram::load(const LoadSettings &settings) {
     const void *initial = bpf_map__initial_value(rodata, &size);
     std::vector<char> data(static_cast<const char *>(initial),
                            static_cast<const char *>(initial) + size);
-    long filter = variable_offset(btf(), ".rodata", "mt_filter_targets");
+    long filter = variable_offset(btf(), ".rodata", MT_NAME(MT_FILTER_TARGETS));
     if (filter >= 0) {
       unsigned one = settings.filter_targets;
       std::memcpy(data.data() + filter, &one, sizeof(one));
     }
-    long wake = variable_offset(btf(), ".rodata", "mt_wake_bytes");
+    long wake = variable_offset(btf(), ".rodata", MT_NAME(MT_WAKE_BYTES));
     if (wake >= 0)
       std::memcpy(data.data() + wake, &settings.wake_bytes, sizeof(settings.wake_bytes));
     long param = variable_offset(btf(), ".rodata", "param");
@@ -324,11 +326,11 @@ void BpfProgram::attach(const LoadSettings &settings) {
 
 void BpfProgram::add_target(unsigned pid) {
   __u8 one = 1;
-  bpf_map_update_elem(map_fd("mt_targets"), &pid, &one, BPF_ANY);
+  bpf_map_update_elem(map_fd(MT_NAME(MT_TARGETS)), &pid, &one, BPF_ANY);
   // Programs cache their answers per CPU (mt_is_target): they must ask again.
   __u32 zero = 0;
   __u64 gen = 0;
-  int gen_fd = map_fd("mt_targets_gen");
+  int gen_fd = map_fd(MT_NAME(MT_TARGETS_GEN));
   bpf_map_lookup_elem(gen_fd, &zero, &gen);
   gen++;
   bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY);

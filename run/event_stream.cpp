@@ -13,6 +13,7 @@
 #include <ctime>
 #include <string>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 
 namespace mt {
@@ -25,7 +26,7 @@ constexpr uint64_t kReorderNs = 250000;
 // A CPU that has held staged records this long is made to hand them over
 // (a busy CPU hands them over by itself, every few hundred records).
 constexpr uint64_t kFlushAfterNs = 1000000;
-constexpr size_t kStagedSlotBytes = 64;  // struct mt_staged_since
+constexpr size_t kStagedSlotBytes = sizeof(struct mt_staged_since);
 // A take reads this much of a ring at most before it draws what it can
 // and gives the room back: holding a whole ring while drawing it would
 // leave the CPU no room for that long.

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bpf_headers/mt_abi.h"
+#include "codegen/c_generator.h"
 #include "common/error.h"
 #include "run/bpf_loader.h"
 
@@ -79,11 +81,11 @@ KernelMaps::KernelMaps(const BpfProgram &program, const Declaration &decl)
   for (const auto &m : decl.maps)
     maps_.push_back(open(m.name, m.kind == MapKind::PercpuHash || m.kind == MapKind::PercpuArray));
   for (const auto &a : decl.aggregations)
-    aggregations_.push_back(open("mt_agg_" + std::to_string(a.id), true));
+    aggregations_.push_back(open(aggregation_map_name(a.id), true));
   for (const auto &l : decl.latencies)
-    latencies_.push_back(open("mt_lat_" + std::to_string(l.id), false));
-  agg_full_fd_ = program.map_fd("mt_agg_full");
-  latency_counts_fd_ = program.map_fd("mt_latency_counts");
+    latencies_.push_back(open(latency_map_name(l.id), false));
+  agg_full_fd_ = program.map_fd(MT_NAME(MT_AGG_FULL));
+  latency_counts_fd_ = program.map_fd(MT_NAME(MT_LATENCY_COUNTS));
 }
 
 AggregationSnapshot KernelMaps::aggregation(int id) const {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 
 namespace mt {
@@ -115,9 +116,9 @@ bool validate_param(ParamType type, const std::string &text, std::string &why) {
       why = "expected true or false";
       return false;
     case ParamType::String:
-      if (text.size() < 64)
+      if (text.size() < MT_PARAM_STRING_BYTES)
         return true;
-      why = "strings are limited to 63 bytes";
+      why = "strings are limited to " + std::to_string(MT_PARAM_STRING_BYTES - 1) + " bytes";
       return false;
   }
   return false;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 #include "trace/fxt_format.h"
 #include "trace/gzip_file.h"
@@ -169,12 +170,12 @@ void FxtSink::learn_name(uint64_t pid, uint64_t tid) {
 }
 
 void FxtSink::thread_named(const void *data, size_t size) {
-  if (size < 28)
+  struct mt_thread_name named;
+  if (size < sizeof named)
     return;
-  auto *bytes = static_cast<const unsigned char *>(data);
-  uint64_t pid = load(bytes + 4, 4), tid = load(bytes + 8, 4);
-  const char *comm = reinterpret_cast<const char *>(bytes + 12);
-  names_[tid].assign(comm, strnlen(comm, 16));
+  std::memcpy(&named, data, sizeof named);
+  uint64_t pid = named.pid, tid = named.tid;
+  names_[tid].assign(named.comm, strnlen(named.comm, sizeof named.comm));
   named_ = {};  // to be compared with what was drawn again
   if (drawn_names_.count(tid))
     name_thread(pid, tid);  // renamed after it was drawn: Perfetto takes the last name

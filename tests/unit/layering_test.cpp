@@ -1,6 +1,7 @@
 // The stage folders are layers: a file includes only from its own folder
 // and the folders before it, so data flows one way (CMakeLists.txt links
-// the stage libraries in the same order).
+// the stage libraries in the same order). bpf_headers/ comes first: its
+// mt_abi.h is the contract every stage may read.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,8 +13,8 @@
 
 namespace {
 
-const std::vector<std::string> kStages = {"common", "kernel", "codegen", "compiler", "run",
-                                          "output", "trace",  "script",  "app"};
+const std::vector<std::string> kStages = {"bpf_headers", "common", "kernel", "codegen", "compiler",
+                                          "run",         "output", "trace",  "script",  "app"};
 
 int stage_index(const std::string &folder) {
   auto it = std::find(kStages.begin(), kStages.end(), folder);

@@ -1,0 +1,49 @@
+/* The contract between the BPF side (these headers and the generated C)
+ * and moontrace itself (codegen/, run/, trace/, app/): every name, slot,
+ * layout and size both sides use, written once. Plain C that Clang reads
+ * for BPF and the engine's C++ compiler reads too. */
+#ifndef MT_ABI_H
+#define MT_ABI_H
+#ifndef __bpf__
+#include <linux/types.h> /* the BPF side has mt_types.h */
+#endif
+
+/* Maps, programs and load-time variables both sides name, as C
+ * identifiers; MT_NAME() spells one as the string libbpf looks up. */
+#define MT_NAME_TEXT(x) #x
+#define MT_NAME(x) MT_NAME_TEXT(x)
+#define MT_RINGS mt_rings                   /* per-CPU ring buffers, filled by the reader */
+#define MT_LOST mt_lost                     /* records lost, per probe */
+#define MT_TARGETS mt_targets               /* -p/-c processes, followed into children */
+#define MT_TARGETS_GEN mt_targets_gen       /* bumped when MT_TARGETS gains one */
+#define MT_STAGED mt_staged                 /* struct mt_staged_since per CPU, mmapped */
+#define MT_FILTER_TARGETS mt_filter_targets /* .rodata: 1 under -p/-c */
+#define MT_WAKE_BYTES mt_wake_bytes         /* .rodata: ring bytes before a wakeup */
+#define MT_FLUSH_STAGE mt_flush_stage       /* run on a CPU to hand over its stage */
+#define MT_AGG_FULL mt_agg_full             /* per aggregation: keys refused, map full */
+#define MT_LATENCY_COUNTS mt_latency_counts /* per latency pair: starts, stops, missed */
+/* Maps named per declaration: codegen/c_generator.h. */
+
+/* Every record begins with the id of the probe that sent it (a __u32),
+ * and starts on MT_RECORD_ALIGN bytes in a batch. Records with the id
+ * just past the last probe's are thread names, when the program names
+ * threads for a trace. */
+#define MT_RECORD_ALIGN 8
+struct mt_thread_name {
+  __u32 __probe;
+  __u32 pid;
+  __u32 tid;
+  char comm[16];
+};
+
+/* Per CPU, when its stage took its oldest record still staged (0: none);
+ * a cache line each. */
+struct mt_staged_since {
+  __u64 ns;
+  __u64 pad[7];
+};
+
+/* A string parameter's buffer in the params struct, its NUL included. */
+#define MT_PARAM_STRING_BYTES 64
+
+#endif
