@@ -32,6 +32,12 @@ struct Capture {
 
 enum class ParamType { Int, Uint, Bool, String };
 
+// A parameter's value, parsed once from the command line or its default.
+struct ParamValue {
+  int64_t number = 0;  // Int; Uint as its bits; Bool as 0 or 1
+  std::string text;    // String
+};
+
 struct Param {
   std::string name;
   std::string short_name;   // one letter, e.g. "T" for -T
@@ -39,7 +45,7 @@ struct Param {
   ParamType type = ParamType::Int;
   std::string help;
   std::string default_text;  // as typed on the command line
-  std::string value_text;    // after command-line parsing
+  ParamValue value;          // after command-line parsing
   ScriptLocation where;
 };
 

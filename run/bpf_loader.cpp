@@ -161,17 +161,14 @@ std::vector<char> BpfProgram::pack_params(const std::vector<Param> &params) cons
     for (const auto &p : params) {
       if (p.name != name)
         continue;
-      const std::string &v = p.value_text;
-      if (p.type == ParamType::String) {
-        std::memcpy(out.data() + offset, v.c_str(),
-                    std::min<size_t>(v.size(), MT_PARAM_STRING_BYTES - 1));
-      } else if (p.type == ParamType::Bool) {
-        out[offset] = v == "true" || v == "1" || v == "yes";
-      } else {
-        long long n = p.type == ParamType::Int ? std::strtoll(v.c_str(), nullptr, 0)
-                                               : (long long)std::strtoull(v.c_str(), nullptr, 0);
-        std::memcpy(out.data() + offset, &n, 8);
-      }
+      const ParamValue &v = p.value;
+      if (p.type == ParamType::String)
+        std::memcpy(out.data() + offset, v.text.c_str(),
+                    std::min<size_t>(v.text.size(), MT_PARAM_STRING_BYTES - 1));
+      else if (p.type == ParamType::Bool)
+        out[offset] = v.number != 0;
+      else
+        std::memcpy(out.data() + offset, &v.number, 8);
     }
   }
   return out;

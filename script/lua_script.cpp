@@ -904,11 +904,11 @@ struct LuaApi {
       return luaL_error(L, "parameter '%s': declare options before positional parameters",
                         p.name.c_str());
     std::string why;
-    if (!validate_param(p.type, p.default_text, why))
+    if (!parse_param(p.type, p.default_text, why))
       return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(),
                         p.default_text.c_str(), why.c_str());
     try {
-      p.value_text = s.args_.take_value(p);
+      parse_param(p.type, s.args_.take_value(p), why, &p.value);  // checked there
     } catch (const Error &e) {
       return luaL_error(L, "%s", e.what());
     }
@@ -922,14 +922,11 @@ struct LuaApi {
   }
 
   static void push_param_value(lua_State *L, const Param &p) {
-    const std::string &v = p.value_text;
     switch (p.type) {
-      case ParamType::Int: lua_pushinteger(L, std::strtoll(v.c_str(), nullptr, 0)); break;
-      case ParamType::Uint:
-        lua_pushinteger(L, (lua_Integer)std::strtoull(v.c_str(), nullptr, 0));
-        break;
-      case ParamType::Bool: lua_pushboolean(L, v == "true" || v == "1" || v == "yes"); break;
-      case ParamType::String: lua_pushstring(L, v.c_str()); break;
+      case ParamType::Int:
+      case ParamType::Uint: lua_pushinteger(L, p.value.number); break;
+      case ParamType::Bool: lua_pushboolean(L, p.value.number != 0); break;
+      case ParamType::String: lua_pushstring(L, p.value.text.c_str()); break;
     }
   }
 

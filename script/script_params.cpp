@@ -42,7 +42,7 @@ std::string ScriptArgs::take_value(const Param &param) {
         continue;
       used_[i] = true;
       std::string why;
-      if (!validate_param(param.type, args_[i], why))
+      if (!parse_param(param.type, args_[i], why))
         throw Error("invalid value '" + args_[i] + "' for " + param.name + ": " + why);
       return args_[i];
     }
@@ -77,7 +77,7 @@ std::string ScriptArgs::take_value(const Param &param) {
     }
     used_[i] = true;
     std::string why;
-    if (!validate_param(param.type, value, why))
+    if (!parse_param(param.type, value, why))
       throw Error("invalid value '" + value + "' for " + given.substr(0, given.find('=')) + ": " +
                   why);
   }
@@ -91,37 +91,44 @@ void ScriptArgs::check_all_used() const {
                   args_[i] + "' (see the script's --help)");
 }
 
-bool validate_param(ParamType type, const std::string &text, std::string &why) {
+bool parse_param(ParamType type, const std::string &text, std::string &why, ParamValue *value) {
+  ParamValue parsed;
   char *end = nullptr;
   errno = 0;
   switch (type) {
     case ParamType::Int:
-      std::strtoll(text.c_str(), &end, 0);
+      parsed.number = std::strtoll(text.c_str(), &end, 0);
       if (text.empty() || *end || errno) {
         why = "expected an integer";
         return false;
       }
-      return true;
+      break;
     case ParamType::Uint:
-      std::strtoull(text.c_str(), &end, 0);
+      parsed.number = static_cast<int64_t>(std::strtoull(text.c_str(), &end, 0));
       if (text.empty() || *end || errno || text[0] == '-') {
         why = "expected a non-negative integer";
         return false;
       }
-      return true;
+      break;
     case ParamType::Bool:
-      if (text == "true" || text == "false" || text == "1" || text == "0" || text == "yes" ||
-          text == "no")
-        return true;
-      why = "expected true or false";
-      return false;
+      if (text != "true" && text != "false" && text != "1" && text != "0" && text != "yes" &&
+          text != "no") {
+        why = "expected true or false";
+        return false;
+      }
+      parsed.number = text == "true" || text == "1" || text == "yes";
+      break;
     case ParamType::String:
-      if (text.size() < MT_PARAM_STRING_BYTES)
-        return true;
-      why = "strings are limited to " + std::to_string(MT_PARAM_STRING_BYTES - 1) + " bytes";
-      return false;
+      if (text.size() >= MT_PARAM_STRING_BYTES) {
+        why = "strings are limited to " + std::to_string(MT_PARAM_STRING_BYTES - 1) + " bytes";
+        return false;
+      }
+      parsed.text = text;
+      break;
   }
-  return false;
+  if (value)
+    *value = std::move(parsed);
+  return true;
 }
 
 ParamType parse_param_type(const std::string &name, bool &ok) {

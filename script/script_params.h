@@ -25,8 +25,10 @@ class ScriptArgs {
   bool help_ = false;
 };
 
-// Parses a value of `type`; returns false with `why` on a bad one.
-bool validate_param(ParamType type, const std::string &text, std::string &why);
+// Parses a value of `type` into `value` (when given); returns false with
+// `why` on a bad one.
+bool parse_param(ParamType type, const std::string &text, std::string &why,
+                 ParamValue *value = nullptr);
 ParamType parse_param_type(const std::string &name, bool &ok);
 const char *param_type_name(ParamType type);
 

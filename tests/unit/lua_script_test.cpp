@@ -43,7 +43,7 @@ probe("end", function() end)
   EXPECT_EQ(p.captures[1].expr.where.line, 4);
   EXPECT_TRUE(p.has_handler);
   ASSERT_EQ(d.params.size(), 1u);
-  EXPECT_EQ(d.params[0].value_text, "5");
+  EXPECT_EQ(d.params[0].value.number, 5);
 }
 
 TEST(LuaScript, ParsesStringCaptures) {

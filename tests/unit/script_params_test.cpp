@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 
 namespace mt {
@@ -108,6 +109,23 @@ TEST(ScriptParams, ListsParametersInHelp) {
   std::string help = params_help("x.lua", {param("min", ParamType::Int, "3", "m")});
   EXPECT_NE(help.find("-m, --min int"), std::string::npos) << help;
   EXPECT_NE(help.find("help for min (default: 3)"), std::string::npos);
+}
+
+TEST(ScriptParams, ParsesEachValueOnceIntoWhatEveryStageReads) {
+  std::string why;
+  ParamValue v;
+  ASSERT_TRUE(parse_param(ParamType::Int, "-0x10", why, &v));
+  EXPECT_EQ(v.number, -16);
+  ASSERT_TRUE(parse_param(ParamType::Uint, "18446744073709551615", why, &v));
+  EXPECT_EQ(static_cast<uint64_t>(v.number), UINT64_MAX);
+  ASSERT_TRUE(parse_param(ParamType::Bool, "yes", why, &v));
+  EXPECT_EQ(v.number, 1);
+  ASSERT_TRUE(parse_param(ParamType::Bool, "no", why, &v));
+  EXPECT_EQ(v.number, 0);
+  ASSERT_TRUE(parse_param(ParamType::String, std::string(MT_PARAM_STRING_BYTES - 1, 'x'), why, &v));
+  EXPECT_EQ(v.text.size(), size_t(MT_PARAM_STRING_BYTES - 1));
+  EXPECT_FALSE(parse_param(ParamType::String, std::string(MT_PARAM_STRING_BYTES, 'x'), why, &v));
+  EXPECT_EQ(why, "strings are limited to 63 bytes");
 }
 
 }  // namespace mt

@@ -65,7 +65,7 @@ inline Declaration complete_declaration(const std::string &filter, const std::st
   Param min;
   min.name = "min";
   min.type = ParamType::Int;
-  min.value_text = "7";
+  min.value.number = 7;
   d.params.push_back(min);
   return d;
 }
