@@ -29,6 +29,7 @@
 #include "codegen/expression_policy.h"
 #include "codegen/source_locator.h"
 #include "common/error.h"
+#include "common/json_writer.h"
 #include "compiler/clang_compiler.h"
 #include "compiler/object_cache.h"
 #include "compiler/tracing_policy.h"
@@ -605,9 +606,10 @@ int run(const Options &options) {
                             [&](lua_State *L) { push_record_fields(L, *layouts[id], data, size); });
         } else if (drawn) {
         } else if (output.json()) {
-          output.write(
-              "{\"type\":\"event\",\"probe\":" + json_string(generated.probes[id].probe_name) +
-              ",\"data\":" + record_json(*layouts[id], data, size) + "}\n");
+          JsonWriter json;
+          json.object().key("type").str("event").key("probe").str(generated.probes[id].probe_name);
+          json.key("data").raw(record_json(*layouts[id], data, size));
+          output.write(json.end().text() + "\n");
         } else {
           output.write(format_record(*layouts[id], data, size) + "\n");
         }
@@ -656,8 +658,9 @@ int run(const Options &options) {
   std::fprintf(stderr, "moontrace: attached %zu probe%s; Ctrl-C to stop\n", attached,
                attached == 1 ? "" : "s");
   if (output.json())
-    output.write("{\"type\":\"attached_probes\",\"data\":{\"probes\":" + std::to_string(attached) +
-                 "}}\n");
+    output.write(json_message("attached_probes",
+                              JsonWriter().object().key("probes").num(attached).end().text()) +
+                 "\n");
 
   struct Timer {
     int decl_id;
@@ -699,7 +702,8 @@ int run(const Options &options) {
                                   : "";
     std::fprintf(stderr, "moontrace: %llu events, %llu lost%s\n", (unsigned long long)state.events,
                  (unsigned long long)total, unprocessed.c_str());
-    std::string by_probe;
+    JsonWriter by_probe;
+    by_probe.object();
     for (size_t i = 0; i < lost.size(); i++) {
       if (!lost[i])
         continue;
@@ -707,14 +711,16 @@ int run(const Options &options) {
           i < generated.probes.size() ? generated.probes[i].probe_name : "thread names";
       std::fprintf(stderr, "moontrace:   lost %llu from %s\n", (unsigned long long)lost[i],
                    name.c_str());
-      by_probe += (by_probe.empty() ? "" : ",") + json_string(name) + ":" + std::to_string(lost[i]);
+      by_probe.key(name).num(lost[i]);
     }
-    if (output.json())
-      output.write("{\"type\":\"lost_events\",\"data\":{\"events\":" +
-                   std::to_string(state.events) + ",\"lost\":" + std::to_string(total) +
-                   (state.unprocessed ? ",\"unprocessed\":" + std::to_string(state.unprocessed)
-                                      : std::string()) +
-                   ",\"probes\":{" + by_probe + "}}}\n");
+    if (output.json()) {
+      JsonWriter data;
+      data.object().key("events").num(state.events).key("lost").num(total);
+      if (state.unprocessed)
+        data.key("unprocessed").num(state.unprocessed);
+      data.key("probes").raw(by_probe.end().text());
+      output.write(json_message("lost_events", data.end().text()) + "\n");
+    }
   };
 
   // Loss shows in the trace as a counter, stepping when it happens; read

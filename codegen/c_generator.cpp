@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "bpf_headers/mt_abi.h"
+#include "common/c_tokens.h"
 #include "common/error.h"
 
 namespace mt {
@@ -42,29 +43,9 @@ const Builtin kBuiltins[] = {
 // Identifiers in `text` that are not member names (not after . or ->).
 std::set<std::string> free_identifiers(const std::string &text) {
   std::set<std::string> ids;
-  for (size_t i = 0; i < text.size();) {
-    if (std::isalpha((unsigned char)text[i]) || text[i] == '_') {
-      size_t end = i;
-      while (end < text.size() && (std::isalnum((unsigned char)text[end]) || text[end] == '_'))
-        end++;
-      size_t before = i;
-      while (before > 0 && std::isspace((unsigned char)text[before - 1]))
-        before--;
-      bool member =
-          before > 0 && (text[before - 1] == '.' ||
-                         (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
-      if (!member)
-        ids.insert(text.substr(i, end - i));
-      i = end;
-    } else if (text[i] == '"' || text[i] == '\'') {
-      char quote = text[i++];
-      while (i < text.size() && text[i] != quote)
-        i += text[i] == '\\' ? 2 : 1;
-      i++;
-    } else {
-      i++;
-    }
-  }
+  for (const CIdentifier &id : c_identifiers(text))
+    if (!id.member)
+      ids.insert(id.name);
   return ids;
 }
 

@@ -5,11 +5,11 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
+
+#include "common/c_tokens.h"
 
 namespace mt {
 
@@ -413,35 +413,20 @@ std::string CTypeEmitter::definitions() const {
 
 std::set<std::string> member_names_in(const std::vector<std::string> &expressions) {
   std::set<std::string> names;
-  for (const auto &e : expressions) {
-    for (size_t i = 0; i < e.size(); i++) {
-      size_t start;
-      if (e[i] == '.')
-        start = i + 1;
-      else if (e[i] == '-' && i + 1 < e.size() && e[i + 1] == '>')
-        start = i + 2;
-      else
-        continue;
-      while (start < e.size() && std::isspace((unsigned char)e[start]))
-        start++;
-      size_t end = start;
-      while (end < e.size() && (std::isalnum((unsigned char)e[end]) || e[end] == '_'))
-        end++;
-      if (end > start)
-        names.insert(e.substr(start, end - start));
-    }
-  }
+  for (const auto &e : expressions)
+    for (const CIdentifier &id : c_identifiers(e))
+      if (id.member)
+        names.insert(id.name);
   return names;
 }
 
 std::set<std::pair<std::string, std::string>> record_names_in(
     const std::vector<std::string> &expressions) {
-  static const std::regex record(R"(\b(struct|union)\s+([A-Za-z_][A-Za-z0-9_]*))");
   std::set<std::pair<std::string, std::string>> names;
   for (const auto &e : expressions)
-    for (auto m = std::sregex_iterator(e.begin(), e.end(), record); m != std::sregex_iterator();
-         ++m)
-      names.insert({(*m)[1].str(), (*m)[2].str()});
+    for (const CIdentifier &id : c_identifiers(e))
+      if (id.previous == "struct" || id.previous == "union")
+        names.insert({id.previous, id.name});
   return names;
 }
 

@@ -5,6 +5,9 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "common/json_writer.h"
+#include "output/output.h"
+
 namespace mt {
 
 namespace {
@@ -121,21 +124,22 @@ std::string key_section(const AggregationDecl &d, const AggregationRow &row) {
   return out;
 }
 
-std::string json_key_fields(const AggregationDecl &d, const AggregationRow &row) {
-  std::string out;
+void json_key_fields(const AggregationDecl &d, const AggregationRow &row, JsonWriter &json) {
   for (size_t i = 0; i < d.keys.size() && i < row.key.size(); i++)
-    out += json_string(d.keys[i].name) + ":" + field_json(row.key[i]) + ",";
-  return out;
+    json.key(d.keys[i].name).raw(field_json(row.key[i]));
 }
 
 // A decoded key or value: a scalar, or an object for a struct.
-std::string json_fields(const RecordLayout &layout, const std::vector<FieldValue> &values) {
-  if (layout.fields.size() == 1 && layout.fields[0].name.empty())
-    return field_json(values[0]);
-  std::string out = "{";
+void json_fields(const RecordLayout &layout, const std::vector<FieldValue> &values,
+                 JsonWriter &json) {
+  if (layout.fields.size() == 1 && layout.fields[0].name.empty()) {
+    json.raw(field_json(values[0]));
+    return;
+  }
+  json.object();
   for (size_t i = 0; i < values.size(); i++)
-    out += (i ? "," : "") + json_string(layout.fields[i].name) + ":" + field_json(values[i]);
-  return out + "}";
+    json.key(layout.fields[i].name).raw(field_json(values[i]));
+  json.end();
 }
 
 std::string text_fields(const std::vector<FieldValue> &values) {
@@ -234,47 +238,44 @@ std::string aggregation_text(const AggregationSnapshot &snap) {
 std::string aggregation_json(const AggregationSnapshot &snap) {
   const AggregationDecl &d = *snap.decl;
   const char *type = is_histogram(d.kind) ? "hist" : d.kind == AggKind::Stats ? "stats" : "map";
-  std::string out = std::string("{\"type\":\"") + type +
-                    "\",\"data\":{\"name\":" + json_string(d.name) + ",\"kind\":\"" +
-                    agg_kind_name(d.kind) + "\"";
+  JsonWriter json;
+  json.object().key("name").str(d.name).key("kind").str(agg_kind_name(d.kind));
   if (!d.unit.empty())
-    out += ",\"unit\":" + json_string(unit_label(d.unit));
-  out += ",\"rows\":[";
-  for (size_t i = 0; i < snap.rows.size(); i++) {
-    const AggregationRow &r = snap.rows[i];
-    out += (i ? ",{" : "{") + json_key_fields(d, r);
+    json.key("unit").str(unit_label(d.unit));
+  json.key("rows").array();
+  for (const AggregationRow &r : snap.rows) {
+    json.object();
+    json_key_fields(d, r, json);
     int64_t avg = r.count ? r.sum / static_cast<int64_t>(r.count) : 0;
     switch (d.kind) {
-      case AggKind::Count: out += "\"value\":" + std::to_string(r.count); break;
-      case AggKind::Sum: out += "\"value\":" + number(r.sum); break;
-      case AggKind::Min: out += "\"value\":" + number(r.min); break;
-      case AggKind::Max: out += "\"value\":" + number(r.max); break;
-      case AggKind::Avg: out += "\"value\":" + number(avg); break;
+      case AggKind::Count: json.key("value").num(r.count); break;
+      case AggKind::Sum: json.key("value").num(r.sum); break;
+      case AggKind::Min: json.key("value").num(r.min); break;
+      case AggKind::Max: json.key("value").num(r.max); break;
+      case AggKind::Avg: json.key("value").num(avg); break;
       case AggKind::Stats:
-        out += "\"count\":" + std::to_string(r.count) + ",\"avg\":" + number(avg) +
-               ",\"sum\":" + number(r.sum) + ",\"min\":" + number(r.min) +
-               ",\"max\":" + number(r.max);
+        json.key("count").num(r.count).key("avg").num(avg).key("sum").num(r.sum);
+        json.key("min").num(r.min).key("max").num(r.max);
         break;
       default: {
-        out += "\"count\":" + std::to_string(r.count) + ",\"buckets\":[";
-        auto buckets = histogram_buckets(d, r);
-        for (size_t b = 0; b < buckets.size(); b++) {
-          out += b ? ",{" : "{";
-          if (buckets[b].has_low)
-            out += "\"min\":" + number(buckets[b].low) + ",";
-          if (buckets[b].has_high)
-            out += "\"max\":" + number(buckets[b].high) + ",";
-          out += "\"count\":" + std::to_string(buckets[b].count) + "}";
+        json.key("count").num(r.count).key("buckets").array();
+        for (const auto &bucket : histogram_buckets(d, r)) {
+          json.object();
+          if (bucket.has_low)
+            json.key("min").num(bucket.low);
+          if (bucket.has_high)
+            json.key("max").num(bucket.high);
+          json.key("count").num(bucket.count).end();
         }
-        out += "]";
+        json.end();
       }
     }
-    out += "}";
+    json.end();
   }
-  out += "]";
+  json.end();
   if (snap.dropped)
-    out += ",\"dropped\":" + std::to_string(snap.dropped);
-  return out + "}}";
+    json.key("dropped").num(snap.dropped);
+  return json_message(type, json.end().text());
 }
 
 std::string map_text(const MapSnapshot &snap) {
@@ -285,12 +286,16 @@ std::string map_text(const MapSnapshot &snap) {
 }
 
 std::string map_json(const MapSnapshot &snap) {
-  std::string out =
-      "{\"type\":\"map\",\"data\":{\"name\":" + json_string(snap.decl->name) + ",\"entries\":[";
-  for (size_t i = 0; i < snap.entries.size(); i++)
-    out += (i ? ",{\"key\":" : "{\"key\":") + json_fields(snap.key, snap.entries[i].key) +
-           ",\"value\":" + json_fields(snap.value, snap.entries[i].value) + "}";
-  return out + "]}}";
+  JsonWriter json;
+  json.object().key("name").str(snap.decl->name).key("entries").array();
+  for (const auto &entry : snap.entries) {
+    json.object().key("key");
+    json_fields(snap.key, entry.key, json);
+    json.key("value");
+    json_fields(snap.value, entry.value, json);
+    json.end();
+  }
+  return json_message("map", json.end().end().text());
 }
 
 }  // namespace mt

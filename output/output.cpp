@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "common/error.h"
-#include "run/record_decoder.h"
+#include "common/json_writer.h"
 
 namespace mt {
 
@@ -51,9 +51,13 @@ void Output::write(const std::string &text) {
     flush();
 }
 
+std::string json_message(std::string_view type, std::string_view data) {
+  return JsonWriter().object().key("type").str(type).key("data").raw(data).end().text();
+}
+
 void Output::printed(const std::string &text) {
   if (json_)
-    write("{\"type\":\"printf\",\"data\":" + json_string(text) + "}\n");
+    write(json_message("printf", json_string(text)) + "\n");
   else
     write(text);
 }

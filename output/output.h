@@ -5,11 +5,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "output/output_file.h"
 
 namespace mt {
+
+// A -f json message: {"type":TYPE,"data":DATA}, DATA being JSON already.
+std::string json_message(std::string_view type, std::string_view data);
 
 class Output {
  public:

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/json_writer.h"
+
 namespace mt {
 
 namespace {
@@ -50,20 +52,6 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
       f.kind = FieldKind::String;
   }
   return f;
-}
-
-bool valid_utf8(const std::string &text) {
-  for (size_t i = 0; i < text.size();) {
-    unsigned char c = text[i];
-    size_t extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 4;
-    if (extra == 4 || i + extra >= text.size())
-      return false;
-    for (size_t k = 1; k <= extra; k++)
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 2)
-        return false;
-    i += extra + 1;
-  }
-  return true;
 }
 
 uint64_t load_unsigned(const unsigned char *p, uint32_t size) {
@@ -202,29 +190,6 @@ std::string field_text(const FieldValue &v) {
   return buf;
 }
 
-std::string json_string(const std::string &text) {
-  bool utf8 = valid_utf8(text);
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f || (c > 0x7f && !utf8)) {
-      // Kernel strings are bytes, not always UTF-8: escape them if not.
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 std::string field_json(const FieldValue &v) {
   switch (v.kind) {
     case FieldKind::String:
@@ -246,12 +211,12 @@ std::string format_record(const RecordLayout &layout, const void *data, size_t s
 
 std::string record_json(const RecordLayout &layout, const void *data, size_t size) {
   std::vector<FieldValue> values = decode_fields(layout, data, size);
-  std::string out;
+  JsonWriter json;
+  json.object();
   for (size_t i = 0; i < values.size(); i++)
     if (field_fits(layout.fields[i], size))
-      out += (out.empty() ? "" : ",") + json_string(layout.fields[i].name) + ":" +
-             field_json(values[i]);
-  return "{" + out + "}";
+      json.key(layout.fields[i].name).raw(field_json(values[i]));
+  return json.end().text();
 }
 
 }  // namespace mt

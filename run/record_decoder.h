@@ -51,8 +51,6 @@ void encode_field(const RecordField &field, const FieldValue &value, void *data)
 // As text ("0x..." for pointers) and as JSON.
 std::string field_text(const FieldValue &value);
 std::string field_json(const FieldValue &value);
-// A JSON string literal.
-std::string json_string(const std::string &text);
 
 // "name=value name=value", for scripts that capture without a handler.
 std::string format_record(const RecordLayout &layout, const void *data, size_t size);

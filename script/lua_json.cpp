@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/error.h"
-#include "run/record_decoder.h"
+#include "common/json_writer.h"
 
 namespace mt {
 namespace {
@@ -16,17 +16,17 @@ namespace {
 // Converts without calling Lua functions (no __tostring, no __index) and
 // without raising Lua errors: a Lua error would jump over the C++ frames
 // below, and a metamethod could run anything. Problems throw mt::Error.
-class JsonWriter {
+class LuaToJson {
  public:
-  explicit JsonWriter(lua_State *L) : L_(L) {}
+  explicit LuaToJson(lua_State *L) : L_(L) {}
 
-  std::string value(int index, int depth) {
+  void value(int index, int depth, JsonWriter &out) {
     switch (lua_type(L_, index)) {
-      case LUA_TBOOLEAN: return lua_toboolean(L_, index) ? "true" : "false";
-      case LUA_TNUMBER: return number(index);
-      case LUA_TSTRING: return json_string(string_at(index));
-      case LUA_TTABLE: return table(index, depth);
-      default: return "null";
+      case LUA_TBOOLEAN: out.boolean(lua_toboolean(L_, index)); break;
+      case LUA_TNUMBER: out.raw(number(index)); break;
+      case LUA_TSTRING: out.str(string_at(index)); break;
+      case LUA_TTABLE: table(index, depth, out); break;
+      default: out.null();
     }
   }
 
@@ -60,7 +60,7 @@ class JsonWriter {
     }
   }
 
-  std::string table(int index, int depth) {
+  void table(int index, int depth, JsonWriter &out) {
     index = lua_absindex(L_, index);
     const void *self = lua_topointer(L_, index);
     if (open_.count(self))
@@ -72,36 +72,38 @@ class JsonWriter {
     if (!lua_checkstack(L_, 4))
       throw Error("a table nested too deep to be JSON");
     open_.insert(self);
-    std::string out = members(index, depth);
+    members(index, depth, out);
     open_.erase(self);
-    return out;
   }
 
-  std::string members(int index, int depth) {
+  void members(int index, int depth, JsonWriter &out) {
     lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L_, index));
     size_t keys = 0;
     for (lua_pushnil(L_); lua_next(L_, index); lua_pop(L_, 1))
       keys++;
     if (static_cast<size_t>(n) ==
         keys) {  // {} too: an empty list, far likelier than an empty record
-      std::string out = "[";
+      out.array();
       for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L_, index, i);
-        std::string item = value(-1, depth + 1);
+        value(-1, depth + 1, out);
         lua_pop(L_, 1);
-        out += (i > 1 ? "," : "") + item;
       }
-      return out + "]";
+      out.end();
+      return;
     }
+    // Members in the order of their names, so that output is stable.
     std::map<std::string, std::string> fields;
     for (lua_pushnil(L_); lua_next(L_, index); lua_pop(L_, 1)) {
       std::string key = key_text(-2);
-      fields[key] = value(-1, depth + 1);
+      JsonWriter member;
+      value(-1, depth + 1, member);
+      fields[key] = member.text();
     }
-    std::string out = "{";
+    out.object();
     for (const auto &[key, text] : fields)
-      out += (out.size() > 1 ? "," : "") + json_string(key) + ":" + text;
-    return out + "}";
+      out.key(key).raw(text);
+    out.end();
   }
 
   static constexpr int kMaxDepth = 64;
@@ -114,7 +116,9 @@ class JsonWriter {
 std::string lua_to_json(lua_State *L, int index) {
   int top = lua_gettop(L);  // restored when a problem leaves values pushed
   try {
-    return JsonWriter(L).value(index, 0);
+    JsonWriter out;
+    LuaToJson(L).value(index, 0, out);
+    return out.text();
   } catch (const Error &) {
     lua_settop(L, top);
     throw;

@@ -16,6 +16,7 @@
 
 #include "codegen/c_generator.h"
 #include "codegen/source_locator.h"
+#include "common/c_tokens.h"
 #include "common/error.h"
 #include "kernel/probe_resolver.h"
 #include "output/aggregation_format.h"
@@ -70,13 +71,6 @@ bool optional_bool(lua_State *L, int t, const char *field, bool fallback) {
   bool v = lua_isnil(L, -1) ? fallback : lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
-}
-
-bool is_identifier(const std::string &s) {
-  if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
-    return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
 }
 
 std::string trim(const std::string &s) {
@@ -192,7 +186,7 @@ struct LuaApi {
 
   static void add_capture(lua_State *L, std::vector<Capture> &captures, const std::string &name,
                           const std::string &text, const ScriptLocation &where) {
-    if (!is_identifier(name) || name.rfind("__", 0) == 0)
+    if (!is_c_identifier(name) || name.rfind("__", 0) == 0)
       luaL_error(L, "capture name '%s' is not a C identifier", name.c_str());
     for (const auto &c : captures)
       if (c.name == name)
@@ -663,7 +657,7 @@ struct LuaApi {
     MapDecl m;
     m.where = caller(L);
     m.name = optional_string(L, 1, "name", "");
-    if (!is_identifier(m.name) || reserved_name(m.name))
+    if (!is_c_identifier(m.name) || reserved_name(m.name))
       return luaL_error(L, "map name '%s' must be a C identifier that is not a builtin",
                         m.name.c_str());
     for (const auto &other : s.decl_.maps)
@@ -872,7 +866,7 @@ struct LuaApi {
     Param p;
     p.name = luaL_checkstring(L, 1);
     p.where = caller(L);
-    if (!is_identifier(p.name))
+    if (!is_c_identifier(p.name))
       return luaL_argerror(L, 1, "parameter names must be C identifiers");
     for (const auto &other : s.decl_.params)
       if (other.name == p.name)
@@ -989,7 +983,7 @@ struct LuaApi {
         lua_getfield(L, 1, "data");
         try {
           std::string data = lua_to_json(L, -1);
-          s.output_.write("{\"type\":" + json_string(type) + ",\"data\":" + data + "}\n");
+          s.output_.write(json_message(type, data) + "\n");
           converted = true;
         } catch (const Error &e) {
           lua_pushfstring(L, "report '%s': %s", type.c_str(), e.what());

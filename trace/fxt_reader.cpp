@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "common/error.h"
-#include "run/record_decoder.h"
+#include "common/json_writer.h"
 #include "trace/fxt_format.h"
 
 namespace mt {
@@ -370,16 +370,11 @@ std::string args_text(const std::vector<FxtArgValue> &args) {
   return out + "}";
 }
 
-std::string args_json(const std::vector<FxtArgValue> &args) {
-  std::string out = "{";
-  for (size_t i = 0; i < args.size(); i++) {
-    if (i)
-      out += ',';
-    out += json_string(args[i].name);
-    out += ':';
-    out += arg_json(args[i]);
-  }
-  return out + "}";
+void args_json(const std::vector<FxtArgValue> &args, JsonWriter &json) {
+  json.object();
+  for (const FxtArgValue &arg : args)
+    json.key(arg.name).raw(arg_json(arg));
+  json.end();
 }
 
 }  // namespace
@@ -428,30 +423,31 @@ std::string fxt_record_text(const FxtRecord &r) {
 }
 
 std::string fxt_record_json(const FxtRecord &r) {
-  std::string out = "{\"offset\":" + std::to_string(r.offset) + ",\"type\":";
+  JsonWriter json;
+  json.object().key("offset").num(r.offset).key("type");
   switch (r.type) {
-    case kInitRecord:
-      return out + "\"init\",\"ticks_per_second\":" + std::to_string(r.ticks_per_second) + "}";
-    case kStringRecord:
-      return out + "\"string\",\"index\":" + std::to_string(r.index) +
-             ",\"text\":" + json_string(r.name) + "}";
+    case kInitRecord: json.str("init").key("ticks_per_second").num(r.ticks_per_second); break;
+    case kStringRecord: json.str("string").key("index").num(r.index).key("text").str(r.name); break;
     case kThreadRecord:
-      return out + "\"thread\",\"index\":" + std::to_string(r.index) +
-             ",\"pid\":" + std::to_string(r.pid) + ",\"tid\":" + std::to_string(r.tid) + "}";
+      json.str("thread").key("index").num(r.index).key("pid").num(r.pid).key("tid").num(r.tid);
+      break;
     case kEventRecord:
-      out += "\"event\",\"event\":" + json_string(event_kind(r.event_type)) +
-             ",\"ts\":" + std::to_string(r.ts) + ",\"pid\":" + std::to_string(r.pid) +
-             ",\"tid\":" + std::to_string(r.tid) + ",\"category\":" + json_string(r.category) +
-             ",\"name\":" + json_string(r.name);
+      json.str("event").key("event").str(event_kind(r.event_type)).key("ts").num(r.ts);
+      json.key("pid").num(r.pid).key("tid").num(r.tid);
+      json.key("category").str(r.category).key("name").str(r.name);
       if (const char *key = extra_key(r.event_type))
-        out += std::string(",\"") + key + "\":" + std::to_string(r.extra);
-      return out + ",\"args\":" + args_json(r.args) + "}";
+        json.key(key).num(r.extra);
+      json.key("args");
+      args_json(r.args, json);
+      break;
     case kKernelObjectRecord:
-      return out + "\"kobj\",\"kind\":" + json_string(object_kind(r.object_type)) +
-             ",\"koid\":" + std::to_string(r.koid) + ",\"name\":" + json_string(r.name) +
-             ",\"args\":" + args_json(r.args) + "}";
-    default: return out + std::to_string(r.type) + "}";
+      json.str("kobj").key("kind").str(object_kind(r.object_type)).key("koid").num(r.koid);
+      json.key("name").str(r.name).key("args");
+      args_json(r.args, json);
+      break;
+    default: json.num(r.type);
   }
+  return json.end().text();
 }
 
 }  // namespace mt

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <map>
 
+#include "common/json_writer.h"
+
 namespace mt {
 
 namespace {
