@@ -67,6 +67,10 @@ class LuaScript {
 
  private:
   friend struct LuaApi;
+  friend struct LuaDeclarationBuilders;
+  friend struct LuaKernelQueries;
+  friend struct LuaHostFunctions;
+  friend struct LuaMapHandles;
   void call_handler_on_stack(int nargs);
   [[noreturn]] void throw_lua_error(const std::string &message);
   KernelFacts &kernel();

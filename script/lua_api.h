@@ -1,0 +1,120 @@
+// What the functions scripts call share: finding their LuaScript, where in
+// the script a call stands, and reading its arguments. The functions
+// themselves are grouped by job, a file each: declaration_builders.cpp
+// (probe, map, count{}..., latency, param, fxt), kernel_queries.cpp
+// (available, has_field, arguments, disk, ncpus), host_functions.cpp
+// (print, printf, notice, report, exit, lost, strftime) and map_handles.cpp
+// (what map and aggregation handles do while tracing).
+#pragma once
+#include <cstddef>
+#include <lua.hpp>
+#include <string>
+#include <vector>
+
+#include "codegen/source_locator.h"
+#include "common/declaration.h"
+#include "common/error.h"
+#include "script/lua_script.h"
+
+namespace mt {
+
+inline constexpr const char *kSelfKey = "moontrace.script";
+inline constexpr size_t kMaxExpressionBytes = 16 << 10;
+inline constexpr const char *kAggregationType = "moontrace.aggregation";
+inline constexpr const char *kMapType = "moontrace.map";
+
+// An optional string field of the table at `t`.
+inline std::string optional_string(lua_State *L, int t, const char *field,
+                                   const std::string &fallback) {
+  lua_getfield(L, t, field);
+  std::string v = lua_isnil(L, -1) ? fallback : luaL_checkstring(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+// What every group uses. A group is a struct deriving from this one, and
+// a friend of LuaScript's.
+struct LuaApi {
+  static LuaScript &self(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kSelfKey);
+    auto *s = static_cast<LuaScript *>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return *s;
+  }
+
+  // Raises the message on top of the stack, with the caller's place.
+  static int raise_where(lua_State *L) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+
+  // Declaring is for the script's body: once it has run, the program is
+  // generated and loaded, and a map or probe declared later has none.
+  static void only_while_declaring(lua_State *L, const char *what) {
+    if (self(L).declared_)
+      luaL_error(L,
+                 "%s declares; call it in the script's body, not in a handler (what the script "
+                 "traces is fixed once it starts)",
+                 what);
+  }
+
+  static ScriptLocation caller(lua_State *L) {
+    lua_Debug ar;
+    ScriptLocation where;
+    where.file = self(L).source_.path;
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+      where.line = ar.currentline;
+      if (ar.source[0] == '@')
+        where.file = ar.source + 1;
+    }
+    return where;
+  }
+
+  static Expression expression(lua_State *L, const std::string &text, const ScriptLocation &where) {
+    // Compile time grows faster than the text (20,000 terms take Clang 25
+    // s); longer tests belong in a map.
+    if (text.size() > kMaxExpressionBytes)
+      luaL_error(L,
+                 "a C expression of %d bytes; at most %d are allowed (to test many values, keep "
+                 "them in a map and use map_has)",
+                 (int)text.size(), (int)kMaxExpressionBytes);
+    LuaScript &s = self(L);
+    Expression e{text, where};
+    if (where.file == s.source_.path)
+      e.where = locate_expression(s.source_.text, text, where);
+    return e;
+  }
+
+  // Probe names at index `i`: "name" or {"name", "alternative", ...}.
+  static std::vector<std::string> probe_names(lua_State *L, int i, const char *what) {
+    std::vector<std::string> names;
+    if (lua_type(L, i) == LUA_TSTRING) {
+      names.push_back(lua_tostring(L, i));
+    } else if (lua_type(L, i) == LUA_TTABLE) {
+      for (lua_Integer n = 1; lua_rawgeti(L, i, n) == LUA_TSTRING; n++) {
+        names.push_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    if (names.empty())
+      luaL_error(L, "%s: expected a probe name or a list of alternatives", what);
+    return names;
+  }
+
+  static int new_handle(lua_State *L, int id, const char *type) {
+    *static_cast<int *>(lua_newuserdatauv(L, sizeof(int), 0)) = id;
+    luaL_setmetatable(L, type);
+    return 1;
+  }
+};
+
+// Each puts its group's functions into the script's Lua state.
+void install_declaration_builders(lua_State *L);
+void install_kernel_queries(lua_State *L);
+void install_host_functions(lua_State *L);
+void install_map_handles(lua_State *L);
+
+}  // namespace mt
