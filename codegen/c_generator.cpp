@@ -159,18 +159,7 @@ std::vector<const Expression *> expressions_of(const Declaration &decl, const Pr
 }
 
 const char *section_prefix(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::Tracepoint: return "tracepoint/";
-    case ProbeKind::TpBtf: return "tp_btf/";
-    case ProbeKind::RawTracepoint: return "raw_tp/";
-    case ProbeKind::Kprobe: return "kprobe/";
-    case ProbeKind::Kretprobe: return "kretprobe/";
-    case ProbeKind::Fentry: return "fentry/";
-    case ProbeKind::Fexit: return "fexit/";
-    case ProbeKind::Uprobe: return "uprobe";
-    case ProbeKind::Uretprobe: return "uretprobe";
-    default: return "";
-  }
+  return probe_kind(kind).section;
 }
 
 // The map reads of mt_aggregate.h, as expressions of their type only.
@@ -218,7 +207,7 @@ class ProbeWriter {
     gp.name = rp.name;
     gp.probe_name = rp.name.to_string();
     ProbeKind kind = rp.name.kind;
-    bool reads_user = kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+    bool reads_user = probe_kind(kind).user_memory;
 
     out_ << "\n/* " + gp.probe_name + " (" + decl.where.file + ":" +
                 std::to_string(decl.where.line) + ") */\n";
@@ -431,7 +420,7 @@ class ProbeWriter {
  private:
   static std::string section(const ResolvedProbe &rp) {
     ProbeKind kind = rp.name.kind;
-    bool user = kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+    bool user = probe_kind(kind).user_memory;
     return std::string(section_prefix(kind)) +
            (kind == ProbeKind::Tracepoint ? rp.name.category + "/" : "") +
            (user ? "" : rp.name.target);
@@ -752,10 +741,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   ProbeWriter writer(in, types.get(), body);
   // Probes on the same tracepoint (classic, tp_btf or raw) share one program.
   const auto &resolved = in.resolution->probes;
-  auto shares = [](ProbeKind kind) {
-    return kind == ProbeKind::Tracepoint || kind == ProbeKind::TpBtf ||
-           kind == ProbeKind::RawTracepoint;
-  };
+  auto shares = [](ProbeKind kind) { return probe_kind(kind).shares_event; };
   std::map<std::string, std::vector<size_t>> by_event;
   for (size_t i = 0; i < resolved.size(); i++)
     if (shares(resolved[i].name.kind))

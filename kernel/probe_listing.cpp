@@ -15,8 +15,8 @@ ProbePattern::ProbePattern(std::string glob) : glob_(std::move(glob)) {
   std::string prefix = glob_.substr(0, glob_.find(':'));
   if (prefix.size() == glob_.size())
     return;
-  for (int k = 0; k <= static_cast<int>(ProbeKind::End); k++)
-    if (prefix == kind_name(static_cast<ProbeKind>(k)))
+  for (const ProbeKindInfo &k : probe_kinds())
+    if (prefix == k.name)
       kind_ = prefix;
 }
 

@@ -22,50 +22,33 @@ std::vector<std::string> split(const std::string &text, char sep, size_t max_par
   return parts;
 }
 
-struct KindAlias {
-  const char *name;
-  ProbeKind kind;
-};
-
-const KindAlias kAliases[] = {
-    {"tracepoint", ProbeKind::Tracepoint}, {"t", ProbeKind::Tracepoint},
-    {"tp_btf", ProbeKind::TpBtf},          {"rawtracepoint", ProbeKind::RawTracepoint},
-    {"rt", ProbeKind::RawTracepoint},      {"raw_tp", ProbeKind::RawTracepoint},
-    {"kprobe", ProbeKind::Kprobe},         {"k", ProbeKind::Kprobe},
-    {"kretprobe", ProbeKind::Kretprobe},   {"kr", ProbeKind::Kretprobe},
-    {"fentry", ProbeKind::Fentry},         {"f", ProbeKind::Fentry},
-    {"fexit", ProbeKind::Fexit},           {"fr", ProbeKind::Fexit},
-    {"uprobe", ProbeKind::Uprobe},         {"u", ProbeKind::Uprobe},
-    {"uretprobe", ProbeKind::Uretprobe},   {"ur", ProbeKind::Uretprobe},
-    {"interval", ProbeKind::Interval},     {"i", ProbeKind::Interval},
-};
+// The kind a name's prefix ("tracepoint", "t") says; begin and end stand
+// alone, not as prefixes.
+const ProbeKindInfo *kind_of_prefix(const std::string &prefix) {
+  for (const ProbeKindInfo &k : probe_kinds()) {
+    if (k.kind == ProbeKind::Begin || k.kind == ProbeKind::End)
+      continue;
+    if (prefix == k.name)
+      return &k;
+    for (const char *alias : k.alias)
+      if (alias && prefix == alias)
+        return &k;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
 const char *kind_name(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::Tracepoint: return "tracepoint";
-    case ProbeKind::TpBtf: return "tp_btf";
-    case ProbeKind::RawTracepoint: return "rawtracepoint";
-    case ProbeKind::Kprobe: return "kprobe";
-    case ProbeKind::Kretprobe: return "kretprobe";
-    case ProbeKind::Fentry: return "fentry";
-    case ProbeKind::Fexit: return "fexit";
-    case ProbeKind::Uprobe: return "uprobe";
-    case ProbeKind::Uretprobe: return "uretprobe";
-    case ProbeKind::Interval: return "interval";
-    case ProbeKind::Begin: return "begin";
-    case ProbeKind::End: return "end";
-  }
-  return "?";
+  return probe_kind(kind).name;
 }
 
 bool ProbeName::in_kernel() const {
-  return kind != ProbeKind::Interval && kind != ProbeKind::Begin && kind != ProbeKind::End;
+  return probe_kind(kind).in_kernel;
 }
 
 bool ProbeName::has_direct_btf_access() const {
-  return kind == ProbeKind::TpBtf || kind == ProbeKind::Fentry || kind == ProbeKind::Fexit;
+  return probe_kind(kind).btf_typed;
 }
 
 bool ProbeName::has_wildcard() const {
@@ -91,17 +74,18 @@ std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &
   if (text == "end" || text == "END")
     return ProbeName{ProbeKind::End, "", "", "", 0};
   auto parts = split(text, ':', 3);
-  const KindAlias *alias = nullptr;
-  for (const auto &a : kAliases)
-    if (parts[0] == a.name)
-      alias = &a;
-  if (!alias) {
-    error = "unknown probe type '" + parts[0] + "' in '" + text +
-            "' (expected tracepoint, tp_btf, rawtracepoint, kprobe, kretprobe, fentry, "
-            "fexit, uprobe, uretprobe, interval, begin or end)";
+  const ProbeKindInfo *kind = kind_of_prefix(parts[0]);
+  if (!kind) {
+    std::string kinds;
+    for (size_t i = 0; i < probe_kinds().size(); i++)
+      kinds += std::string(i == 0                          ? ""
+                           : i + 1 == probe_kinds().size() ? " or "
+                                                           : ", ") +
+               probe_kinds()[i].name;
+    error = "unknown probe type '" + parts[0] + "' in '" + text + "' (expected " + kinds + ")";
     return std::nullopt;
   }
-  ProbeName name{alias->kind, "", "", "", 0};
+  ProbeName name{kind->kind, "", "", "", 0};
   auto need = [&](size_t n, const char *shape) {
     if (parts.size() != n || parts.back().empty()) {
       error = "malformed probe '" + text + "': expected " + shape;

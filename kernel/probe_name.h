@@ -4,22 +4,9 @@
 #include <optional>
 #include <string>
 
-namespace mt {
+#include "kernel/probe_kinds.h"
 
-enum class ProbeKind {
-  Tracepoint,
-  TpBtf,
-  RawTracepoint,
-  Kprobe,
-  Kretprobe,
-  Fentry,
-  Fexit,
-  Uprobe,
-  Uretprobe,
-  Interval,
-  Begin,
-  End,
-};
+namespace mt {
 
 struct ProbeName {
   ProbeKind kind;

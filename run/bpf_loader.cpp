@@ -301,7 +301,7 @@ void BpfProgram::attach(const LoadSettings &settings) {
       throw Error("internal error: program " + p.attached_program + " is missing from the object");
     g_libbpf_log.clear();
     struct bpf_link *link;
-    if (p.name.kind == ProbeKind::Uprobe || p.name.kind == ProbeKind::Uretprobe) {
+    if (probe_kind(p.name.kind).user_memory) {
       LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = p.name.kind == ProbeKind::Uretprobe,
                   .func_name = p.name.symbol.c_str());
       link = bpf_program__attach_uprobe_opts(prog, -1, p.name.target.c_str(), 0, &opts);

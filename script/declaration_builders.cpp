@@ -1,4 +1,5 @@
 // probe(), map{}, count{}..., latency{}, param{}, fxt{}: what builds the Declaration.
+// Over 500 lines: every declaring function reads its own table spec; they share the readers here.
 #include <algorithm>
 #include <set>
 

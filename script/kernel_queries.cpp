@@ -89,7 +89,7 @@ struct LuaKernelQueries : LuaApi {
     else if (rp.has_signature)
       for (const auto &p : rp.signature.params)
         args.push_back(p.name);
-    else if (rp.name.kind == ProbeKind::Uprobe || rp.name.kind == ProbeKind::Uretprobe)
+    else if (probe_kind(rp.name.kind).user_memory)
       for (int i = 0; i < 6; i++)
         args.push_back("arg" + std::to_string(i));
     lua_createtable(L, (int)args.size(), 0);
