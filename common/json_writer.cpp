@@ -52,18 +52,10 @@ void JsonWriter::before_value() {
   after_key_ = false;
 }
 
-JsonWriter &JsonWriter::object() {
+JsonWriter &JsonWriter::open(char opener, char closer) {
   before_value();
-  out_ += '{';
-  closers_.push_back('}');
-  first_ = true;
-  return *this;
-}
-
-JsonWriter &JsonWriter::array() {
-  before_value();
-  out_ += '[';
-  closers_.push_back(']');
+  out_ += opener;
+  closers_.push_back(closer);
   first_ = true;
   return *this;
 }

@@ -14,9 +14,9 @@ std::string json_string(std::string_view text);
 
 class JsonWriter {
  public:
-  JsonWriter &object();  // {
-  JsonWriter &array();   // [
-  JsonWriter &end();     // closes the innermost object or array
+  JsonWriter &object() { return open('{', '}'); }
+  JsonWriter &array() { return open('[', ']'); }
+  JsonWriter &end();  // closes the innermost object or array
   // The name of the next value, in an object.
   JsonWriter &key(std::string_view name);
 
@@ -34,6 +34,7 @@ class JsonWriter {
   const std::string &text() const { return out_; }
 
  private:
+  JsonWriter &open(char opener, char closer);
   void before_value();
 
   std::string out_;

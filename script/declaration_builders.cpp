@@ -643,15 +643,11 @@ struct LuaDeclarationBuilders : LuaApi {
 };
 
 void install_declaration_builders(lua_State *L) {
-  const luaL_Reg functions[] = {{"probe", LuaDeclarationBuilders::probe},
-                                {"param", LuaDeclarationBuilders::param},
-                                {"map", LuaDeclarationBuilders::map},
-                                {"latency", LuaDeclarationBuilders::latency},
-                                {"fxt", LuaDeclarationBuilders::fxt}};
-  for (const auto &f : functions) {
-    lua_pushcfunction(L, f.func);
-    lua_setglobal(L, f.name);
-  }
+  set_global_functions(L, {{"probe", LuaDeclarationBuilders::probe},
+                           {"param", LuaDeclarationBuilders::param},
+                           {"map", LuaDeclarationBuilders::map},
+                           {"latency", LuaDeclarationBuilders::latency},
+                           {"fxt", LuaDeclarationBuilders::fxt}});
   lua_newtable(L);
   lua_setglobal(L, "params");
   for (auto kind : {AggKind::Count, AggKind::Sum, AggKind::Min, AggKind::Max, AggKind::Avg,

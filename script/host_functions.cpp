@@ -112,15 +112,13 @@ struct LuaHostFunctions : LuaApi {
 };
 
 void install_host_functions(lua_State *L) {
-  const luaL_Reg functions[] = {
-      {"print", LuaHostFunctions::print},       {"printf", LuaHostFunctions::printf},
-      {"exit", LuaHostFunctions::exit},         {"notice", LuaHostFunctions::notice},
-      {"strftime", LuaHostFunctions::strftime}, {"lost", LuaHostFunctions::lost},
-      {"report", LuaHostFunctions::report}};
-  for (const auto &f : functions) {
-    lua_pushcfunction(L, f.func);
-    lua_setglobal(L, f.name);
-  }
+  set_global_functions(L, {{"print", LuaHostFunctions::print},
+                           {"printf", LuaHostFunctions::printf},
+                           {"exit", LuaHostFunctions::exit},
+                           {"notice", LuaHostFunctions::notice},
+                           {"strftime", LuaHostFunctions::strftime},
+                           {"lost", LuaHostFunctions::lost},
+                           {"report", LuaHostFunctions::report}});
 }
 
 }  // namespace mt

@@ -11,6 +11,19 @@
 namespace mt {
 
 struct LuaKernelQueries : LuaApi {
+  // The first of `names` this kernel has; a name that does not parse is
+  // raised as a Lua error.
+  static std::optional<Alternative> first_available_or_raise(lua_State *L, LuaScript &s,
+                                                             const std::vector<std::string> &names,
+                                                             std::vector<std::string> &reasons) {
+    try {
+      return first_available(names, s.kernel(), true, reasons);
+    } catch (const Error &e) {
+      luaL_error(L, "%s", e.what());
+      return std::nullopt;
+    }
+  }
+
   // available(NAME | {NAME, ALTERNATIVE...}) -> the first alternative this
   // kernel has (probe kind usable too), or nil and why none is.
   static int available(lua_State *L) {
@@ -18,12 +31,7 @@ struct LuaKernelQueries : LuaApi {
     std::vector<std::string> names = probe_names(L, 1, "available");
     ScriptLocation where = caller(L);
     std::vector<std::string> reasons;
-    std::optional<Alternative> chosen;
-    try {
-      chosen = first_available(names, s.kernel(), true, reasons);
-    } catch (const Error &e) {
-      return luaL_error(L, "%s", e.what());
-    }
+    std::optional<Alternative> chosen = first_available_or_raise(L, s, names, reasons);
     std::string why;
     for (size_t i = 0; i < reasons.size(); i++)
       why += (i ? "; " : "") + reasons[i];
@@ -67,12 +75,7 @@ struct LuaKernelQueries : LuaApi {
     LuaScript &s = self(L);
     std::vector<std::string> names = probe_names(L, 1, "arguments");
     std::vector<std::string> reasons;
-    std::optional<Alternative> chosen;
-    try {
-      chosen = first_available(names, s.kernel(), true, reasons);
-    } catch (const Error &e) {
-      return luaL_error(L, "%s", e.what());
-    }
+    std::optional<Alternative> chosen = first_available_or_raise(L, s, names, reasons);
     if (!chosen || chosen->probes.empty()) {
       std::string why;
       for (size_t i = 0; i < reasons.size(); i++)
@@ -134,15 +137,11 @@ struct LuaKernelQueries : LuaApi {
 };
 
 void install_kernel_queries(lua_State *L) {
-  const luaL_Reg functions[] = {{"available", LuaKernelQueries::available},
-                                {"has_field", LuaKernelQueries::has_field},
-                                {"arguments", LuaKernelQueries::arguments},
-                                {"disk", LuaKernelQueries::disk},
-                                {"ncpus", LuaKernelQueries::ncpus}};
-  for (const auto &f : functions) {
-    lua_pushcfunction(L, f.func);
-    lua_setglobal(L, f.name);
-  }
+  set_global_functions(L, {{"available", LuaKernelQueries::available},
+                           {"has_field", LuaKernelQueries::has_field},
+                           {"arguments", LuaKernelQueries::arguments},
+                           {"disk", LuaKernelQueries::disk},
+                           {"ncpus", LuaKernelQueries::ncpus}});
 }
 
 }  // namespace mt

@@ -7,6 +7,7 @@
 // (what map and aggregation handles do while tracing).
 #pragma once
 #include <cstddef>
+#include <initializer_list>
 #include <lua.hpp>
 #include <string>
 #include <vector>
@@ -110,6 +111,14 @@ struct LuaApi {
     return 1;
   }
 };
+
+// Makes each function a global of the script's Lua state.
+inline void set_global_functions(lua_State *L, std::initializer_list<luaL_Reg> functions) {
+  for (const luaL_Reg &f : functions) {
+    lua_pushcfunction(L, f.func);
+    lua_setglobal(L, f.name);
+  }
+}
 
 // Each puts its group's functions into the script's Lua state.
 void install_declaration_builders(lua_State *L);
