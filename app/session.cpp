@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "app/cli.h"
+#include "app/loss_report.h"
 #include "bpf_headers/mt_abi.h"
 #include "codegen/c_generator.h"
 #include "codegen/expression_policy.h"
@@ -692,35 +693,12 @@ int run(const Options &options) {
   auto report_lost = [&]() {
     if (!events)
       return;
-    auto lost = events->lost();
-    uint64_t total = 0;
-    for (auto n : lost)
-      total += n;
-    std::string unprocessed = state.unprocessed
-                                  ? ", " + std::to_string(state.unprocessed) +
-                                        " not processed (the stop gives buffered events 0.5 s)"
-                                  : "";
-    std::fprintf(stderr, "moontrace: %llu events, %llu lost%s\n", (unsigned long long)state.events,
-                 (unsigned long long)total, unprocessed.c_str());
-    JsonWriter by_probe;
-    by_probe.object();
-    for (size_t i = 0; i < lost.size(); i++) {
-      if (!lost[i])
-        continue;
-      std::string name =
-          i < generated.probes.size() ? generated.probes[i].probe_name : "thread names";
-      std::fprintf(stderr, "moontrace:   lost %llu from %s\n", (unsigned long long)lost[i],
-                   name.c_str());
-      by_probe.key(name).num(lost[i]);
-    }
-    if (output.json()) {
-      JsonWriter data;
-      data.object().key("events").num(state.events).key("lost").num(total);
-      if (state.unprocessed)
-        data.key("unprocessed").num(state.unprocessed);
-      data.key("probes").raw(by_probe.end().text());
-      output.write(json_message("lost_events", data.end().text()) + "\n");
-    }
+    LossCounts counts{state.events, state.unprocessed, events->lost(), {}};
+    for (const auto &probe : generated.probes)
+      counts.probe_names.push_back(probe.probe_name);
+    std::fputs(loss_text(counts).c_str(), stderr);
+    if (output.json())
+      output.write(loss_json(counts) + "\n");
   };
 
   // Loss shows in the trace as a counter, stepping when it happens; read
