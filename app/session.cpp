@@ -25,6 +25,7 @@
 
 #include "app/cli.h"
 #include "app/loss_report.h"
+#include "app/run_state.h"
 #include "bpf_headers/mt_abi.h"
 #include "codegen/c_generator.h"
 #include "codegen/expression_policy.h"
@@ -204,68 +205,9 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const De
 enum class StopCause { None, Signal, Duration, ScriptExit, CommandExited, TargetExited, Failure };
 
 constexpr auto kPollSlice = std::chrono::milliseconds(100);
-constexpr auto kStopProcessing = std::chrono::milliseconds(500);
-constexpr auto kStopCounting = std::chrono::milliseconds(500);
 constexpr auto kEndHandlersTime = std::chrono::seconds(1);
 constexpr auto kFlushEvery = std::chrono::seconds(1);
 constexpr uint64_t kBusyTakeBytes = 64 << 10;  // a take that found more takes again at once
-
-// How records are taken: while tracing, each take or drain hands back
-// control at least every 100 ms (to run timers and notice a stop). After a
-// requested stop, buffered records are processed for 0.5 s, then only
-// counted for 0.5 s more, so that a slow handler under a storm of events
-// cannot hold the stop back; after the traced work ended by itself, all
-// are processed unless a stop signal comes.
-struct RunState {
-  uint64_t events = 0;
-  uint64_t unprocessed = 0;      // taken after the stop's time ran out, or whose handler was cut
-  std::optional<Error> failure;  // raised while tracing, reported once the outputs are finished
-  bool stopping = false;
-  int signals_at_stop = 0;  // a stop signal beyond these cuts the stop short
-  Clock::time_point slice_end = Clock::time_point::max();
-  Clock::time_point process_until = Clock::time_point::max();
-  Clock::time_point count_until = Clock::time_point::max();
-  Clock::time_point deadline = Clock::time_point::max();  // --duration
-
-  enum class Take { Process, Count, CountAndHalt };
-  // What to do with a record just taken from a buffer.
-  Take take() {
-    events++;
-    if (!stopping)
-      return Take::Process;
-    // A first stop signal during a stop nobody asked for (the traced
-    // work ended) bounds it as if it had stopped tracing; a second cuts.
-    if (process_until == Clock::time_point::max() && stop_signal_count() > signals_at_stop)
-      begin_stop(true);
-    auto now = Clock::now();
-    if (now >= count_until) {
-      unprocessed++;
-      return Take::CountAndHalt;
-    }
-    if (now >= process_until || stop_signal_count() > signals_at_stop) {
-      if (count_until == Clock::time_point::max())
-        count_until = now + kStopCounting;
-      unprocessed++;
-      return Take::Count;
-    }
-    return Take::Process;
-  }
-  // Whether to take more records after one was processed, or let the loop
-  // see a stop, a due timer or the end of the duration.
-  bool keep_taking() const {
-    return stopping || !(stop_signal() || (events % 64 == 0 && Clock::now() >= slice_end));
-  }
-  // Enters the stop; `bounded` when it was asked for.
-  void begin_stop(bool bounded) {
-    stopping = true;
-    signals_at_stop = stop_signal_count();
-    if (bounded) {
-      process_until = Clock::now() + kStopProcessing;
-      count_until = process_until + kStopCounting;
-    }
-    set_lua_limits(signals_at_stop, process_until);
-  }
-};
 
 // Bytes of each per-CPU ring buffer: MOONTRACE_BUFFER_KB (a power of two,
 // large enough for a few of the 8 KiB batches programs hand over), or 64 MiB
