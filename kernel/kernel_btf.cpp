@@ -143,6 +143,28 @@ bool record_has_member(const struct btf *btf, const struct btf_type *record,
 
 }  // namespace
 
+std::optional<int64_t> KernelBtf::enum_value(const std::string &name,
+                                             const std::string &enumerator) const {
+  for (int kind : {int(BTF_KIND_ENUM), int(BTF_KIND_ENUM64)}) {
+    int id = btf__find_by_name_kind(btf_, name.c_str(), kind);
+    if (id <= 0)
+      continue;
+    const struct btf_type *t = btf__type_by_id(btf_, id);
+    for (int i = 0; i < btf_vlen(t); i++) {
+      bool is_64 = btf_is_enum64(t);
+      const char *n =
+          btf__name_by_offset(btf_, is_64 ? btf_enum64(t)[i].name_off : btf_enum(t)[i].name_off);
+      if (n && n == enumerator)
+        return is_64 ? static_cast<int64_t>(btf_enum64_value(btf_enum64(t) + i))
+                     : static_cast<int64_t>(btf_enum(t)[i].val);
+    }
+  }
+  for (const auto &module : modules())
+    if (auto value = module->enum_value(name, enumerator))
+      return value;
+  return std::nullopt;
+}
+
 bool KernelBtf::has_member(const std::string &kind, const std::string &name,
                            const std::string &member) const {
   int id = btf__find_by_name_kind(btf_, name.c_str(),

@@ -52,6 +52,8 @@ class KernelBtf {
   // The loaded modules' BTF.
   const std::vector<std::unique_ptr<KernelBtf>> &modules() const;
   bool function_signature(const std::string &function, BtfSignature &out) const;
+  // The value of ENUMERATOR in `enum NAME`, here or in a module's BTF.
+  std::optional<int64_t> enum_value(const std::string &name, const std::string &enumerator) const;
   // Whether `struct NAME` (`kind` "struct") or `union NAME` has a member
   // called `member`, directly or in an anonymous struct or union in it.
   bool has_member(const std::string &kind, const std::string &name,

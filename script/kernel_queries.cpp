@@ -47,6 +47,20 @@ struct LuaKernelQueries : LuaApi {
     return 1;
   }
 
+  // enum_value(ENUM, NAME) -> the value of NAME in this kernel's `enum
+  // ENUM`, or nil when its BTF has none (a script then uses the uapi value).
+  static int enum_value(lua_State *L) {
+    LuaScript &s = self(L);
+    std::string name = luaL_checkstring(L, 1), enumerator = luaL_checkstring(L, 2);
+    const KernelBtf *btf = s.kernel().btf();
+    std::optional<int64_t> value = btf ? btf->enum_value(name, enumerator) : std::nullopt;
+    if (value)
+      lua_pushinteger(L, *value);
+    else
+      lua_pushnil(L);
+    return 1;
+  }
+
   // has_field(TYPE, FIELD) -> whether this kernel's TYPE ("struct NAME" or
   // "union NAME") has a member FIELD, directly or in an anonymous member:
   // a script words its C for the kernel's version of a structure.
@@ -139,6 +153,7 @@ struct LuaKernelQueries : LuaApi {
 void install_kernel_queries(lua_State *L) {
   set_global_functions(L, {{"available", LuaKernelQueries::available},
                            {"has_field", LuaKernelQueries::has_field},
+                           {"enum_value", LuaKernelQueries::enum_value},
                            {"arguments", LuaKernelQueries::arguments},
                            {"disk", LuaKernelQueries::disk},
                            {"ncpus", LuaKernelQueries::ncpus}});

@@ -28,7 +28,8 @@ if sample < 1 or sample > 100 then
 end
 
 fxt{ file = "uring.fxt" }
-local cat = "io_uring"
+local cat, iouring = "io_uring", require "iouring"
+local op, MORE = iouring.op, iouring.CQE_F_MORE
 
 -- Each traced ring (created while tracing, or any with --all_rings), in
 -- the slot its address hashes to (ctx: which ring holds the slot): requests
@@ -116,8 +117,8 @@ local INLINE, POLL, IO_WORKER, RETRIED = 0, 1, 2, 3
 -- entry; before, the request's async_data, which only a read that has to
 -- wait or go on in pieces allocates (a linked READV has it too).
 local function is_read(opcode)
-  return "(" .. opcode .. " == 1 /* READV */ || " .. opcode .. " == 4 /* READ_FIXED */ || " ..
-         opcode .. " == 22 /* READ */)"
+  return ("(%s == %d || %s == %d || %s == %d)"):format(opcode, op.READV, opcode, op.READ_FIXED,
+                                                     opcode, op.READ)
 end
 local IOCB_DIRECT = "(1 << 17)"
 local armed_member = has_field("struct kiocb", "dio_complete") and "((struct kiocb *)__k)->ki_waitq"
@@ -199,18 +200,10 @@ local by_user_data = map{ name = "by_user_data", type = "lru_hash",
 local near_overflow = map{ name = "near_overflow", type = "lru_hash",
                            key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 
--- Opcodes by name (enum io_uring_op), for the trace and the summary: the
--- trace's records carry the number and the sink writes the name.
-local op_names = { [0] = "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE_FIXED",
-  "POLL_ADD", "POLL_REMOVE", "SYNC_FILE_RANGE", "SENDMSG", "RECVMSG", "TIMEOUT",
-  "TIMEOUT_REMOVE", "ACCEPT", "ASYNC_CANCEL", "LINK_TIMEOUT", "CONNECT", "FALLOCATE", "OPENAT",
-  "CLOSE", "FILES_UPDATE", "STATX", "READ", "WRITE", "FADVISE", "MADVISE", "SEND", "RECV",
-  "OPENAT2", "EPOLL_CTL", "SPLICE", "PROVIDE_BUFFERS", "REMOVE_BUFFERS", "TEE", "SHUTDOWN",
-  "RENAMEAT", "UNLINKAT", "MKDIRAT", "SYMLINKAT", "LINKAT", "MSG_RING", "FSETXATTR", "SETXATTR",
-  "FGETXATTR", "GETXATTR", "SOCKET", "URING_CMD", "SEND_ZC", "SENDMSG_ZC", "READ_MULTISHOT",
-  "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV", "FIXED_FD_INSTALL", "FTRUNCATE", "BIND",
-  "LISTEN", "RECV_ZC", "EPOLL_WAIT", "READV_FIXED", "WRITEV_FIXED", "PIPE" }
-local names = { op = op_names }
+-- Opcodes by name (the kernel's enum io_uring_op, from the iouring
+-- module), for the trace and the summary: the trace's records carry the
+-- number and the sink writes the name.
+local names = { op = iouring.op_names }
 
 -- The events every request fires (submit, file_get, complete) are taken
 -- with tp_btf where the kernel passes what the trace needs, reading the
@@ -267,8 +260,9 @@ end
 -- sends' notifications, uring_cmd. Only those are found by user_data.
 local function multishot(opcode)
   local mask = 0
-  for _, op in ipairs({ 6, 10, 11, 13, 27, 46, 47, 48, 49 }) do
-    mask = mask | 1 << op
+  for _, name in ipairs({ "POLL_ADD", "RECVMSG", "TIMEOUT", "ACCEPT", "RECV", "URING_CMD",
+                          "SEND_ZC", "SENDMSG_ZC", "READ_MULTISHOT" }) do
+    mask = mask | 1 << op[name]
   end
   return ("(%s < 64 && (0x%xULL >> %s & 1))"):format(opcode, mask, opcode)
 end
@@ -296,7 +290,7 @@ local function decide(A)
          "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
          "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
          "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
-         ".opcode = opcode, .path = opcode == 6 /* POLL_ADD */ ? 1 : 0, .submitted = nsecs); " ..
+         ".opcode = opcode, .path = opcode == " .. op.POLL_ADD .. " ? 1 : 0, .submitted = nsecs); " ..
          "if (keep != 1) return 0; if (" .. multishot("opcode") .. ") " ..
          "map_set(by_user_data, " .. by_user_data_key(A) .. ", (__u64)" .. A.req .. ");"
 end
@@ -312,7 +306,7 @@ local function remember_ring(P, ctx)
 end
 probe("tracepoint:io_uring:io_uring_create", {
   action = "__auto_type claimed = " .. claim_ring("args.ctx") .. "; if (claimed) " ..
-           "claimed->sqpoll = !!(args.flags & 2 /* IORING_SETUP_SQPOLL */); map_set(owners, pid, 1); " ..
+           "claimed->sqpoll = !!(args.flags & " .. iouring.SETUP_SQPOLL .. "); map_set(owners, pid, 1); " ..
            "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx); " ..
            "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) { " ..
            "map_set(process_rings, pid, map_val(process_rings, .a = 0)); " ..
@@ -320,7 +314,7 @@ probe("tracepoint:io_uring:io_uring_create", {
            remember_ring("rings_of", "args.ctx") .. "}",
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
-                    sq_thread = "(bool)(args.flags & 2 /* IORING_SETUP_SQPOLL */)" } },
+                    sq_thread = "(bool)(args.flags & " .. iouring.SETUP_SQPOLL .. ")" } },
 })
 
 -- Submission decides whether the request is kept; the flow begins here.
@@ -372,7 +366,8 @@ probe("tracepoint:io_uring:io_uring_link", {
 local next_key = "map_key(chain_next, (__u64)args.ctx, (__u64)args.req)"
 local prev_key = "map_key(chain_prev, (__u64)args.ctx, (__u64)args.req)"
 probe(complete_at, {
-  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & 2) && map_has(chain_next, " .. next_key .. ")",
+  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & " .. MORE .. ") && map_has(chain_next, " ..
+           next_key .. ")",
   action = "__u64 next = map_get(chain_next, " .. next_key .. "); map_del(chain_next, " ..
            next_key .. ");",
   draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { user_data = C.user_data },
@@ -380,7 +375,8 @@ probe(complete_at, {
                     point = "begin" } },
 })
 probe(complete_at, {
-  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & 2) && map_has(chain_prev, " .. prev_key .. ")",
+  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & " .. MORE .. ") && map_has(chain_prev, " ..
+           prev_key .. ")",
   action = "map_del(chain_prev, " .. prev_key .. ");",
   draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
@@ -440,7 +436,7 @@ end
 probe(complete_at, {
   action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
            count_completion("args.ctx") .. last_completion ..
-           "if ((" .. C.cflags .. " & 2) || !args.req) { ring->aux += 1; " ..
+           "if ((" .. C.cflags .. " & " .. MORE .. ") || !args.req) { ring->aux += 1; " ..
            "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
            "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
            path_at_completion("args.req", "r_opcode") ..
@@ -453,7 +449,7 @@ probe(complete_at, {
 })
 local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key(C) .. "))"
 probe(complete_at, {
-  filter = "(" .. C.cflags .. " & 2) && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
+  filter = "(" .. C.cflags .. " & " .. MORE .. ") && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
@@ -473,7 +469,7 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
            (traced_before_room and
               "__auto_type last = map_ptr(last_cqe, 0); if (!last || last->ring != (__u64)args.ctx " ..
               "|| last->user_data != args.user_data) { " or "{ ") ..
-           count_completion("args.ctx") .. "if (args.cflags & 2) ring->aux += 1; else { " ..
+           count_completion("args.ctx") .. "if (args.cflags & " .. MORE .. ") ring->aux += 1; else { " ..
            "req = map_get(near_overflow, " .. overflow_key .. "); " ..
            "if (!req) req = map_get(by_user_data, " .. overflow_multishot_key .. "); " ..
            "__auto_type r = req ? " .. request_of("req") .. " : NULL; if (r) { " ..
@@ -664,11 +660,12 @@ local read_exit, queues_at_exit = queues("start.ring")
 -- Requests per enter, for the summary (counted per CPU: no atomic adds),
 -- but for waits for room on an SQ poll thread's queue, counted apart.
 enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
-                    "if (args.ret >= 0 && !(start.flags & 4)) { __u64 *calls = map_ptr(enters, 0), *submitted = " ..
-                    "map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) *submitted += args.ret; } " ..
-                    "if (start.flags & 2) { __u64 *__n = map_ptr(enters, " .. SQ_WAKEUPS .. "); " ..
-                    "if (__n) *__n += 1; } if (start.flags & 4) { __u64 *__n = map_ptr(enters, " ..
-                    SQ_WAITS .. "); if (__n) *__n += 1; }"
+                    ("if (args.ret >= 0 && !(start.flags & %d)) { __u64 *calls = map_ptr(enters, 0), " ..
+                     "*submitted = map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) " ..
+                     "*submitted += args.ret; } if (start.flags & %d) { __u64 *__n = map_ptr(enters, %d); " ..
+                     "if (__n) *__n += 1; } if (start.flags & %d) { __u64 *__n = map_ptr(enters, %d); " ..
+                     "if (__n) *__n += 1; }"):format(iouring.ENTER_SQ_WAIT, iouring.ENTER_SQ_WAKEUP,
+                                                     SQ_WAKEUPS, iouring.ENTER_SQ_WAIT, SQ_WAITS)
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
 
@@ -730,7 +727,7 @@ local function summary()
   for _, row in pairs(by_op) do
     requests = requests + row.requests
     local other = row.opcode == OTHER_OPCODES
-    ops[#ops + 1] = { op = op_names[row.opcode] or (other and "op >= " or "op ") .. row.opcode,
+    ops[#ops + 1] = { op = iouring.op_names[row.opcode] or (other and "op >= " or "op ") .. row.opcode,
                       opcode = row.opcode,
                       path = path_names[row.path], requests = row.requests,
                       p50_us = quantiles.value(row.slots, 0.5) / 1000,

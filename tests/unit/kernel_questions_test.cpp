@@ -38,6 +38,9 @@ class ModuleKernel : public testing::FakeKernel {
     int proto = btf__add_func_proto(base, sint);
     btf__add_func_param(base, "inode", inode_ptr);
     btf__add_func(base, "vfs_x", BTF_FUNC_GLOBAL, proto);
+    btf__add_enum(base, "io_uring_op", 4);
+    btf__add_enum_value(base, "IORING_OP_NOP", 0);
+    btf__add_enum_value(base, "IORING_OP_READ", 22);
     vmlinux_ = std::make_unique<KernelBtf>(base);
 
     struct btf *split = btf__new_empty_split(base);
@@ -47,6 +50,8 @@ class ModuleKernel : public testing::FakeKernel {
     btf__add_func(split, "extfs_open", BTF_FUNC_STATIC, mproto);
     btf__add_struct(split, "extfs_sb", 8);
     btf__add_field(split, "s_magic", ulong, 0, 0);
+    btf__add_enum(split, "extfs_state", 4);
+    btf__add_enum_value(split, "EXTFS_MOUNTED", 3);
     auto module = std::make_unique<KernelBtf>(split, "extfs");
     module_ = module.get();
     vmlinux_->add_module(std::move(module));
@@ -162,6 +167,20 @@ assert(has_field("struct no_such", "x") == false)
         std::string(e.what()),
         "t.lua:2: bad argument #1 to 'has_field' (expected \"struct NAME\" or \"union NAME\")");
   }
+}
+
+// enum_value() gives a kernel's enumerator, vmlinux's or a module's, and
+// nil where the kernel's BTF has none.
+TEST(KernelQuestions, EnumValueReadsTheKernelsEnumsAndModules) {
+  ModuleKernel kernel;
+  Asking l(R"(assert(enum_value("io_uring_op", "IORING_OP_READ") == 22)
+assert(enum_value("io_uring_op", "IORING_OP_NOP") == 0)
+assert(enum_value("extfs_state", "EXTFS_MOUNTED") == 3)
+assert(enum_value("io_uring_op", "IORING_OP_NONE") == nil)
+assert(enum_value("no_such", "X") == nil)
+)",
+           kernel);
+  EXPECT_NO_THROW(l.script.declare());
 }
 
 TEST(KernelQuestions, AvailableRefusesMalformedNamesAtTheScriptLine) {
