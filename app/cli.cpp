@@ -6,9 +6,11 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
+#include "common/embedded_files.h"
 #include "common/error.h"
 #include "run/child_process.h"
 
@@ -198,6 +200,24 @@ Options parse_command_line(int argc, char **argv) {
   if (!o.command.empty() && o.pid)
     throw Error("-c and -p cannot be combined");
   return o;
+}
+
+std::string shipped_scripts_text() {
+  std::string out;
+  for (const auto &f : kScriptFiles) {
+    std::string text = f.content;
+    std::string first = text.substr(0, text.find('\n'));
+    if (first.rfind("--", 0) == 0)
+      first = first.substr(first.find_first_not_of("- "));
+    std::string name = f.name;
+    name = name.substr(0, name.size() - 4);
+    if (first.rfind(name + ": ", 0) == 0)  // "-- demo: what it does"
+      first = first.substr(name.size() + 2);
+    char line[256];
+    std::snprintf(line, sizeof line, "%-12s ", name.c_str());
+    out += line + first + "\n";
+  }
+  return out;
 }
 
 }  // namespace mt

@@ -30,5 +30,7 @@ struct Options {
 Options parse_command_line(int argc, char **argv);
 
 const char *usage_text();
+// `moontrace list`: each shipped script and the first line of its help.
+std::string shipped_scripts_text();
 
 }  // namespace mt

@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 
 #include "bpf_headers/mt_abi.h"
+#include "common/bpf_clock.h"
 #include "common/error.h"
 
 namespace mt {
@@ -31,12 +33,6 @@ constexpr size_t kStagedSlotBytes = sizeof(struct mt_staged_since);
 // and gives the room back: holding a whole ring while drawing it would
 // leave the CPU no room for that long.
 constexpr uint64_t kTakeBytes = 256 << 10;
-
-uint64_t now_ns() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
 
 std::vector<int> create_rings(uint32_t bytes) {
   std::vector<int> fds;
@@ -56,6 +52,20 @@ std::vector<int> create_rings(uint32_t bytes) {
 
 }  // namespace
 
+uint32_t ring_buffer_bytes() {
+  const char *kb = std::getenv("MOONTRACE_BUFFER_KB");
+  if (!kb || !*kb) {
+    long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
+    return std::clamp(std::bit_floor(uint32_t((64u << 20) / cpus)), 1u << 20, 8u << 20);
+  }
+  char *end;
+  unsigned long n = std::strtoul(kb, &end, 10);
+  if (*end || n < 64 || n > (1u << 20) || (n & (n - 1)))
+    throw Error(std::string("MOONTRACE_BUFFER_KB=") + kb +
+                ": expected a power of two from 64 to 1048576");
+  return static_cast<uint32_t>(n << 10);
+}
+
 EventStream::EventStream(int rings_fd, int lost_fd, int flush_fd, int staged_fd, size_t num_probes,
                          uint32_t bytes, Consumer consumer)
     : ring_fds_(create_rings(bytes)),
@@ -66,7 +76,7 @@ EventStream::EventStream(int rings_fd, int lost_fd, int flush_fd, int staged_fd,
       batch_offset_(ring_fds_.size()),
       num_probes_(num_probes),
       given_up_(num_probes),
-      last_ts_(ring_fds_.size(), now_ns()) {
+      last_ts_(ring_fds_.size(), bpf_clock_ns()) {
   try {
     if (staged_fd >= 0) {
       size_t page = sysconf(_SC_PAGESIZE);
@@ -183,7 +193,7 @@ bool EventStream::take_batch(size_t cpu, const RingReader::Record &batch) {
 uint64_t EventStream::take() {
   // Every record older than what a CPU still holds staged is in a ring
   // now, or about to be committed (the margin).
-  uint64_t now = now_ns(), staged_before = now;
+  uint64_t now = bpf_clock_ns(), staged_before = now;
   for (size_t cpu = 0; cpu < rings_.size(); cpu++) {
     uint64_t since = staged_since(cpu);
     if (!since)

@@ -13,6 +13,12 @@
 
 namespace mt {
 
+// Bytes of each per-CPU ring buffer: MOONTRACE_BUFFER_KB (a power of two,
+// large enough for a few of the 8 KiB batches programs hand over), or 64 MiB
+// shared among the CPUs, from 1 to 8 MiB each: a storm fills 8 MiB in about
+// 10 ms, the time a reader may wait for its CPU on a busy machine.
+uint32_t ring_buffer_bytes();
+
 class EventStream {
  public:
   struct Consumer {

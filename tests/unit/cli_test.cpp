@@ -67,5 +67,12 @@ TEST(Cli, PidIsAPositiveInt) {
     EXPECT_EQ(error_of({"-p", bad, "demo"}), "invalid pid '" + bad + "' for -p") << bad;
 }
 
+TEST(Cli, ListNamesEveryShippedScriptWithItsFirstLine) {
+  std::string text = shipped_scripts_text();
+  EXPECT_NE(text.find("\nuring        how each io_uring request travels"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(".lua"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mt

@@ -1,0 +1,170 @@
+// Compiles the generated C, or finds it compiled, and tells errors at the script's lines.
+#include "app/compile_step.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "codegen/expression_policy.h"
+#include "codegen/source_locator.h"
+#include "common/error.h"
+#include "compiler/clang_compiler.h"
+#include "compiler/object_cache.h"
+#include "run/stop_signals.h"
+
+namespace mt {
+
+namespace {
+
+// `text` and a caret under its column (1-based); a long line is shown
+// around the column only.
+std::string with_caret(std::string text, int column) {
+  constexpr int kShown = 100;
+  if ((int)text.size() > kShown) {
+    int from = std::max(0, std::min(column - 1 - kShown / 2, (int)text.size() - kShown));
+    text = (from > 0 ? "..." : "") + text.substr(from, kShown) +
+           (from + kShown < (int)text.size() ? "..." : "");
+    column -= from - (from > 0 ? 3 : 0);
+  }
+  std::string out = "  " + text + "\n  ";
+  for (int i = 1; i < column && i <= (int)text.size(); i++)
+    out += text[i - 1] == '\t' ? '\t' : ' ';
+  return out + "^\n";
+}
+
+// "file:line:col: error: message", the script's line, and a caret. An
+// expression the script built at run time is shown itself, as the column
+// counts in it; an error in the C generated around the script's
+// expressions names the declaration it was generated for.
+std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &script,
+                              const GeneratedProgram &generated, const std::string &compiled) {
+  std::string kind = d.is_error ? "error: " : "warning: ";
+  auto built = generated.built_expressions.find({d.file, d.line});
+  if (built != generated.built_expressions.end())
+    return d.file + ":" + std::to_string(d.line) + ": " + kind + d.message +
+           ", in the C expression built there:\n" + with_caret(built->second, d.column);
+  if (d.file != script.path && d.line > 0)
+    if (auto decl = declaration_at_generated_line(compiled, d.file, d.line))
+      return decl->file + ":" + std::to_string(decl->line) + ": " + kind + d.message +
+             " (in the C generated for this declaration: check its expressions' types; -v shows "
+             "the C)\n";
+  std::string out = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
+                    kind + d.message + "\n";
+  if (d.file == script.path)
+    out += with_caret(source_line(script.text, d.line), d.column);
+  return out;
+}
+
+// Clang runs on a thread of its own so that a stop signal is answered at
+// once: nothing has been written yet, so the compile is abandoned and
+// moontrace exits while it runs. MOONTRACE_TEST_SLOW_COMPILE_MS makes it
+// slow for the tests of that.
+CompileResult compile_unless_stopped(const std::string &source, const CompileOptions &options) {
+  struct Job {
+    std::string source;
+    CompileOptions options;
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    CompileResult result;
+    std::exception_ptr error;
+  };
+  auto job = std::make_shared<Job>();
+  job->source = source;
+  job->options = options;
+  std::thread([job] {
+    if (const char *ms = std::getenv("MOONTRACE_TEST_SLOW_COMPILE_MS"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+    CompileResult result;
+    std::exception_ptr error;
+    try {
+      result = compile_bpf(job->source, job->options);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(job->mutex);
+    job->result = std::move(result);
+    job->error = error;
+    job->done = true;
+    job->finished.notify_one();
+  }).detach();
+  std::unique_lock lock(job->mutex);
+  while (!job->finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return job->done; }))
+    stop_if_signalled_before_tracing();
+  if (job->error)
+    std::rethrow_exception(job->error);
+  return std::move(job->result);
+}
+
+}  // namespace
+
+std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
+                                     const Options &options, const ScriptSource &script) {
+  ObjectCache cache(ObjectCache::default_directory());
+  std::string key = ObjectCache::key_for(generated.source);
+  if (!options.no_cache)
+    if (auto object = cache.load(key)) {
+      if (options.verbose)
+        std::fprintf(stderr, "moontrace: using cached object %s\n", key.c_str());
+      return *object;
+    }
+  CompileOptions compile_options;
+  for (const auto &p : generated.probes)
+    if (!p.name.has_direct_btf_access())
+      compile_options.rewrite_functions.insert(p.program);
+  compile_options.line_files = source_files(decl);
+  CompileResult result = compile_unless_stopped(generated.source, compile_options);
+  if (!result.ok) {
+    // BPF gives a program 512 bytes of stack; big keys or strings pass it,
+    // and LLVM says so in several lines, some inside our headers.
+    for (const auto &d : result.diagnostics)
+      if (d.message.find("BPF stack limit is exceeded") != std::string::npos ||
+          d.message.find("built-in function 'memset' is not supported") != std::string::npos) {
+        ScriptLocation where;
+        for (const auto &e : result.diagnostics) {
+          if (e.file == script.path)
+            where = {e.file, e.line, 0};
+          else if (auto decl =
+                       declaration_at_generated_line(result.rewritten_source, e.file, e.line))
+            where = *decl;
+          if (!where.file.empty())
+            break;
+        }
+        throw Error(
+            "a probe's keys and values take more than the 512 bytes of stack BPF "
+            "allows: use shorter strings (str(ptr, N)) or fewer or smaller keys",
+            where, options.verbose ? "generated C:\n" + result.rewritten_source : "");
+      }
+    // An expression appears twice in generated C (record type and value):
+    // report each place once.
+    std::string text;
+    std::set<std::string> seen;
+    for (const auto &d : result.diagnostics) {
+      std::string rendered = render_diagnostic(d, script, generated, result.rewritten_source);
+      if (d.is_error && seen.size() < 3 && seen.insert(rendered).second)
+        text += rendered;
+    }
+    if (text.empty())
+      text = "the generated C did not compile\n";
+    std::string detail = options.verbose ? "generated C:\n" + result.rewritten_source : "";
+    // Errors in scaffolding no declaration accounts for are moontrace's own bugs.
+    bool in_script = false;
+    for (const auto &d : result.diagnostics)
+      in_script |=
+          d.is_error && (d.file == script.path ||
+                         declaration_at_generated_line(result.rewritten_source, d.file, d.line));
+    if (!in_script)
+      text += "(this is a moontrace bug: the error is in generated code; run with -v to see it)\n";
+    throw Error(text.substr(0, text.size() - 1), {}, detail);
+  }
+  cache.store(key, result.object);
+  return result.object;
+}
+}  // namespace mt

@@ -1,0 +1,17 @@
+// Turns the generated C into a BPF object: from the cache when it holds
+// it, else compiled by Clang on a thread a stop signal does not wait for;
+// compile errors are told at the script's lines.
+#pragma once
+#include <vector>
+
+#include "app/cli.h"
+#include "codegen/c_generator.h"
+#include "common/declaration.h"
+#include "script/lua_script.h"
+
+namespace mt {
+
+std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
+                                     const Options &options, const ScriptSource &script);
+
+}  // namespace mt

@@ -1,0 +1,16 @@
+// Leaves the detaching of probes to a child process, so that a stop is
+// not held back by it.
+#pragma once
+
+namespace mt {
+
+// Detaching a tracepoint waits out an RCU grace period (25-85 ms here), so
+// closing many costs seconds that the user would wait for after the work
+// is done. A child keeps the links (its copies of our descriptors) until
+// this process is gone, and the kernel tears them down when the child
+// exits.
+void hand_bpf_teardown_to_a_child();
+// Flushes stdio and exits with `code`, leaving the teardown behind.
+[[noreturn]] void exit_leaving_teardown_behind(int code);
+
+}  // namespace mt
