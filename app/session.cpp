@@ -111,9 +111,8 @@ int run(const Options &options) {
   args.check_all_used();
   for (const auto &notice : script.notices())
     std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
-  std::string why;
-  if (!options.emit_c && !can_use_bpf(why))
-    throw Error(why);
+  if (!options.emit_c)
+    check_bpf_usable();
 
   Resolution resolution = resolve_probes(decl, kernel);
   if (options.verbose)

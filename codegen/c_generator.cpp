@@ -169,7 +169,7 @@ const std::pair<const char *, const char *> kMapReadTypes[] = {
     {"map_has", "(m, k) ((bool)0)"},
 };
 
-// x86-64 argument registers in struct pt_regs, in calling-convention order.
+// u8..u64 and s8..s64 as the kernel spells them; other C types as written.
 std::string c_type(const std::string &type) {
   static const std::set<std::string> short_names = {"u8", "u16", "u32", "u64",
                                                     "s8", "s16", "s32", "s64"};
@@ -605,7 +605,7 @@ void write_params(const Declaration &decl, Emitter &out) {
   out << "const volatile struct mt_params param = {};\n";
 }
 
-// u8..u64 and s8..s64 as the kernel spells them; other C types as written.
+// The BPF map type of each kind of map a script declares.
 const char *map_type_name(MapKind kind) {
   switch (kind) {
     case MapKind::Hash: return "BPF_MAP_TYPE_HASH";

@@ -1,5 +1,13 @@
 // One error type for every stage: a one-line message, optionally tied to
 // a place in the script, with detail printed only under -v.
+//
+// The engine's one convention: a failure the user must hear of is thrown
+// as an Error; what may simply be absent (a lookup, a kernel feature) is an
+// std::optional, without a reason; no out-parameters carry error text.
+// Lua's errors exist only at the boundary with scripts: functions scripts
+// call raise with luaL_error, or turn an Error into Lua's with
+// LuaApi::raising_errors (script/lua_api.h), and LuaScript turns what a
+// script raises back into an Error at the script's line.
 #pragma once
 #include <stdexcept>
 #include <string>

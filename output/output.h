@@ -18,7 +18,7 @@ std::string json_message(std::string_view type, std::string_view data);
 class Output {
  public:
   Output();
-  ~Output();  // flushes; a failure then is for finish() to report
+  ~Output();  // flushes; a failure then goes unreported: close() first to hear of it
   Output(const Output &) = delete;
   Output &operator=(const Output &) = delete;
 

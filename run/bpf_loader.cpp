@@ -101,18 +101,16 @@ long variable_offset(const struct btf *btf, const char *section, const char *var
 
 }  // namespace
 
-bool can_use_bpf(std::string &why) {
+void check_bpf_usable() {
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct data[2] = {};
-  if (syscall(SYS_capget, &header, data) != 0) {
-    why = std::strerror(errno);
-    return false;
-  }
+  if (syscall(SYS_capget, &header, data) != 0)
+    throw Error(std::string("cannot read moontrace's capabilities: ") + std::strerror(errno));
   auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1; };
-  if (has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)))
-    return true;
-  why = "moontrace needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs; run it with sudo";
-  return false;
+  if (!has(CAP_SYS_ADMIN) && !(has(CAP_BPF) && has(CAP_PERFMON)))
+    throw Error(
+        "moontrace needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs; run it with "
+        "sudo");
 }
 
 BpfProgram::BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated,

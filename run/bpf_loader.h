@@ -64,7 +64,7 @@ class BpfProgram {
   std::vector<struct bpf_link *> links_;
 };
 
-// Whether this process may load BPF programs (root or CAP_BPF+CAP_PERFMON).
-bool can_use_bpf(std::string &why);
+// Throws unless this process may load BPF programs (root or CAP_BPF+CAP_PERFMON).
+void check_bpf_usable();
 
 }  // namespace mt

@@ -590,11 +590,11 @@ struct LuaDeclarationBuilders : LuaApi {
         return luaL_error(L, "parameter '%s' is declared twice", p.name.c_str());
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_getfield(L, 2, "type");
-    bool ok = true;
-    p.type = parse_param_type(luaL_optstring(L, -1, "int"), ok);
-    if (!ok)
+    auto type = param_type_named(luaL_optstring(L, -1, "int"));
+    if (!type)
       return luaL_error(L, "parameter '%s': type must be int, uint, bool or string",
                         p.name.c_str());
+    p.type = *type;
     lua_getfield(L, 2, "default");
     if (lua_isboolean(L, -1))
       p.default_text = lua_toboolean(L, -1) ? "true" : "false";
@@ -614,15 +614,15 @@ struct LuaDeclarationBuilders : LuaApi {
     if (!p.positional && !s.decl_.params.empty() && s.decl_.params.back().positional)
       return luaL_error(L, "parameter '%s': declare options before positional parameters",
                         p.name.c_str());
-    std::string why;
-    if (!parse_param(p.type, p.default_text, why))
-      return luaL_error(L, "parameter '%s': bad default '%s': %s", p.name.c_str(),
-                        p.default_text.c_str(), why.c_str());
-    try {
-      parse_param(p.type, s.args_.take_value(p), why, &p.value);  // checked there
-    } catch (const Error &e) {
-      return luaL_error(L, "%s", e.what());
-    }
+    raising_errors(L, [&] {
+      try {
+        parse_param(p.type, p.default_text);
+      } catch (const Error &e) {
+        throw Error("parameter '" + p.name + "': bad default '" + p.default_text +
+                    "': " + e.what());
+      }
+      p.value = parse_param(p.type, s.args_.take_value(p));
+    });
     push_param_value(L, p);
     lua_getglobal(L, "params");
     lua_pushvalue(L, -2);

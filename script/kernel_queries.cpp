@@ -16,12 +16,7 @@ struct LuaKernelQueries : LuaApi {
   static std::optional<Alternative> first_available_or_raise(lua_State *L, LuaScript &s,
                                                              const std::vector<std::string> &names,
                                                              std::vector<std::string> &reasons) {
-    try {
-      return first_available(names, s.kernel(), true, reasons);
-    } catch (const Error &e) {
-      luaL_error(L, "%s", e.what());
-      return std::nullopt;
-    }
+    return raising_errors(L, [&] { return first_available(names, s.kernel(), true, reasons); });
   }
 
   // available(NAME | {NAME, ALTERNATIVE...}) -> the first alternative this

@@ -7,6 +7,7 @@
 // (what map and aggregation handles do while tracing).
 #pragma once
 #include <cstddef>
+#include <cstdlib>
 #include <initializer_list>
 #include <lua.hpp>
 #include <string>
@@ -41,6 +42,23 @@ struct LuaApi {
     auto *s = static_cast<LuaScript *>(lua_touserdata(L, -1));
     lua_pop(L, 1);
     return *s;
+  }
+
+  // Runs `f`; an Error it throws is raised as a Lua error at the caller's
+  // place. The engine's errors are Errors; at this boundary, and only here,
+  // they become Lua's. The raise comes after the handler, as a longjmp
+  // out of a catch block would leave the exception undestroyed.
+  template <class F>
+  static decltype(auto) raising_errors(lua_State *L, F &&f) {
+    try {
+      return f();
+    } catch (const Error &e) {
+      luaL_where(L, 1);
+      lua_pushstring(L, e.what());
+      lua_concat(L, 2);
+    }
+    lua_error(L);
+    std::abort();  // lua_error does not return
   }
 
   // Raises the message on top of the stack, with the caller's place.

@@ -86,11 +86,7 @@ struct LuaMapHandles : LuaApi {
     KernelMaps &maps = kernel_maps(L);
     std::vector<char> key = to_bytes(L, 2, maps.key_layout(id), "key");
     std::vector<char> value = to_bytes(L, 3, maps.value_layout(id), "value");
-    try {
-      maps.update(id, key, value);
-    } catch (const Error &e) {
-      return luaL_error(L, "%s", e.what());
-    }
+    raising_errors(L, [&] { maps.update(id, key, value); });
     return 0;
   }
 

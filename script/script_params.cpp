@@ -32,6 +32,15 @@ static std::string underscored(const std::string &arg) {
   return out;
 }
 
+// Checks a value given on the command line for the option it was given as.
+static void parse_given(ParamType type, const std::string &value, const std::string &option) {
+  try {
+    parse_param(type, value);
+  } catch (const Error &e) {
+    throw Error("invalid value '" + value + "' for " + option + ": " + e.what());
+  }
+}
+
 std::string ScriptArgs::take_value(const Param &param) {
   std::string value = param.default_text;
   if (param.positional) {
@@ -41,9 +50,7 @@ std::string ScriptArgs::take_value(const Param &param) {
       if (used_[i] || (args_[i].size() > 1 && args_[i][0] == '-' && !std::isdigit(args_[i][1])))
         continue;
       used_[i] = true;
-      std::string why;
-      if (!parse_param(param.type, args_[i], why))
-        throw Error("invalid value '" + args_[i] + "' for " + param.name + ": " + why);
+      parse_given(param.type, args_[i], param.name);
       return args_[i];
     }
     return value;
@@ -76,10 +83,7 @@ std::string ScriptArgs::take_value(const Param &param) {
       continue;
     }
     used_[i] = true;
-    std::string why;
-    if (!parse_param(param.type, value, why))
-      throw Error("invalid value '" + value + "' for " + given.substr(0, given.find('=')) + ": " +
-                  why);
+    parse_given(param.type, value, given.substr(0, given.find('=')));
   }
   return value;
 }
@@ -91,48 +95,38 @@ void ScriptArgs::check_all_used() const {
                   args_[i] + "' (see the script's --help)");
 }
 
-bool parse_param(ParamType type, const std::string &text, std::string &why, ParamValue *value) {
+ParamValue parse_param(ParamType type, const std::string &text) {
   ParamValue parsed;
   char *end = nullptr;
   errno = 0;
   switch (type) {
     case ParamType::Int:
       parsed.number = std::strtoll(text.c_str(), &end, 0);
-      if (text.empty() || *end || errno) {
-        why = "expected an integer";
-        return false;
-      }
+      if (text.empty() || *end || errno)
+        throw Error("expected an integer");
       break;
     case ParamType::Uint:
       parsed.number = static_cast<int64_t>(std::strtoull(text.c_str(), &end, 0));
-      if (text.empty() || *end || errno || text[0] == '-') {
-        why = "expected a non-negative integer";
-        return false;
-      }
+      if (text.empty() || *end || errno || text[0] == '-')
+        throw Error("expected a non-negative integer");
       break;
     case ParamType::Bool:
       if (text != "true" && text != "false" && text != "1" && text != "0" && text != "yes" &&
-          text != "no") {
-        why = "expected true or false";
-        return false;
-      }
+          text != "no")
+        throw Error("expected true or false");
       parsed.number = text == "true" || text == "1" || text == "yes";
       break;
     case ParamType::String:
-      if (text.size() >= MT_PARAM_STRING_BYTES) {
-        why = "strings are limited to " + std::to_string(MT_PARAM_STRING_BYTES - 1) + " bytes";
-        return false;
-      }
+      if (text.size() >= MT_PARAM_STRING_BYTES)
+        throw Error("strings are limited to " + std::to_string(MT_PARAM_STRING_BYTES - 1) +
+                    " bytes");
       parsed.text = text;
       break;
   }
-  if (value)
-    *value = std::move(parsed);
-  return true;
+  return parsed;
 }
 
-ParamType parse_param_type(const std::string &name, bool &ok) {
-  ok = true;
+std::optional<ParamType> param_type_named(const std::string &name) {
   if (name == "int" || name == "integer")
     return ParamType::Int;
   if (name == "uint")
@@ -141,8 +135,7 @@ ParamType parse_param_type(const std::string &name, bool &ok) {
     return ParamType::Bool;
   if (name == "string")
     return ParamType::String;
-  ok = false;
-  return ParamType::Int;
+  return std::nullopt;
 }
 
 const char *param_type_name(ParamType type) {

@@ -1,6 +1,7 @@
 // Script options (after the script name on the command line): matched to
 // the parameters the script declares, checked against their types.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,10 @@ class ScriptArgs {
   bool help_ = false;
 };
 
-// Parses a value of `type` into `value` (when given); returns false with
-// `why` on a bad one.
-bool parse_param(ParamType type, const std::string &text, std::string &why,
-                 ParamValue *value = nullptr);
-ParamType parse_param_type(const std::string &name, bool &ok);
+// Parses a value of `type`; throws Error saying what was expected.
+ParamValue parse_param(ParamType type, const std::string &text);
+// "int", "uint", "bool", "string" (and "integer", "boolean").
+std::optional<ParamType> param_type_named(const std::string &name);
 const char *param_type_name(ParamType type);
 
 // `moontrace SCRIPT --help`: usage line and one line per parameter.

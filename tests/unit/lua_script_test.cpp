@@ -74,6 +74,26 @@ TEST(LuaScript, SandboxesUnlessUnsafe) {
   EXPECT_NO_THROW(unsafe.script.declare());
 }
 
+// Errors the engine throws while a script declares are raised at the
+// script's line, and come back as one Error.
+TEST(LuaScript, BadParameterValuesAreErrorsAtTheirLine) {
+  auto error_of = [](const char *script, std::vector<std::string> args = {}) {
+    Loaded l(script, args);
+    try {
+      l.script.declare();
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("\nparam('n', { type = 'int', default = 'many' })\n"),
+            "t.lua:2: parameter 'n': bad default 'many': expected an integer");
+  EXPECT_EQ(error_of("param('n', { type = 'uint' })\n", {"--n", "-1"}),
+            "t.lua:1: invalid value '-1' for --n: expected a non-negative integer");
+  EXPECT_EQ(error_of("param('n', { type = 'float' })\n"),
+            "t.lua:1: parameter 'n': type must be int, uint, bool or string");
+}
+
 TEST(LuaScript, PositionalParametersComeAfterTheOptions) {
   Loaded l(R"(local i = param("interval", { type = "uint", default = 1, positional = true })
 local c = param("count", { type = "uint", positional = true })

@@ -112,20 +112,21 @@ TEST(ScriptParams, ListsParametersInHelp) {
 }
 
 TEST(ScriptParams, ParsesEachValueOnceIntoWhatEveryStageReads) {
-  std::string why;
-  ParamValue v;
-  ASSERT_TRUE(parse_param(ParamType::Int, "-0x10", why, &v));
-  EXPECT_EQ(v.number, -16);
-  ASSERT_TRUE(parse_param(ParamType::Uint, "18446744073709551615", why, &v));
-  EXPECT_EQ(static_cast<uint64_t>(v.number), UINT64_MAX);
-  ASSERT_TRUE(parse_param(ParamType::Bool, "yes", why, &v));
-  EXPECT_EQ(v.number, 1);
-  ASSERT_TRUE(parse_param(ParamType::Bool, "no", why, &v));
-  EXPECT_EQ(v.number, 0);
-  ASSERT_TRUE(parse_param(ParamType::String, std::string(MT_PARAM_STRING_BYTES - 1, 'x'), why, &v));
-  EXPECT_EQ(v.text.size(), size_t(MT_PARAM_STRING_BYTES - 1));
-  EXPECT_FALSE(parse_param(ParamType::String, std::string(MT_PARAM_STRING_BYTES, 'x'), why, &v));
-  EXPECT_EQ(why, "strings are limited to 63 bytes");
+  EXPECT_EQ(parse_param(ParamType::Int, "-0x10").number, -16);
+  EXPECT_EQ(static_cast<uint64_t>(parse_param(ParamType::Uint, "18446744073709551615").number),
+            UINT64_MAX);
+  EXPECT_EQ(parse_param(ParamType::Bool, "yes").number, 1);
+  EXPECT_EQ(parse_param(ParamType::Bool, "no").number, 0);
+  EXPECT_EQ(parse_param(ParamType::String, std::string(MT_PARAM_STRING_BYTES - 1, 'x')).text.size(),
+            size_t(MT_PARAM_STRING_BYTES - 1));
+  try {
+    parse_param(ParamType::String, std::string(MT_PARAM_STRING_BYTES, 'x'));
+    ADD_FAILURE() << "a string too long was taken";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "strings are limited to 63 bytes");
+  }
+  EXPECT_EQ(param_type_named("boolean"), ParamType::Bool);
+  EXPECT_EQ(param_type_named("float"), std::nullopt);
 }
 
 }  // namespace mt
