@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/error.h"
+
 namespace mt {
 
 namespace {
@@ -68,7 +70,7 @@ std::string ProbeName::to_string() const {
   }
 }
 
-std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &error) {
+ProbeName parse_probe_name(const std::string &text) {
   if (text == "begin" || text == "BEGIN")
     return ProbeName{ProbeKind::Begin, "", "", "", 0};
   if (text == "end" || text == "END")
@@ -82,21 +84,16 @@ std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &
                            : i + 1 == probe_kinds().size() ? " or "
                                                            : ", ") +
                probe_kinds()[i].name;
-    error = "unknown probe type '" + parts[0] + "' in '" + text + "' (expected " + kinds + ")";
-    return std::nullopt;
+    throw Error("unknown probe type '" + parts[0] + "' in '" + text + "' (expected " + kinds + ")");
   }
   ProbeName name{kind->kind, "", "", "", 0};
-  auto need = [&](size_t n, const char *shape) {
-    if (parts.size() != n || parts.back().empty()) {
-      error = "malformed probe '" + text + "': expected " + shape;
-      return false;
-    }
-    return true;
+  auto need = [&](size_t n, const std::string &shape) {
+    if (parts.size() != n || parts.back().empty())
+      throw Error("malformed probe '" + text + "': expected " + shape);
   };
   switch (name.kind) {
     case ProbeKind::Tracepoint:
-      if (!need(3, "tracepoint:CATEGORY:NAME"))
-        return std::nullopt;
+      need(3, "tracepoint:CATEGORY:NAME");
       name.category = parts[1];
       name.target = parts[2];
       break;
@@ -105,31 +102,24 @@ std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &
       // The path may not contain ':'; the symbol is what follows the last one.
       size_t last = text.rfind(':');
       size_t first = text.find(':');
-      if (last == first || last + 1 == text.size()) {
-        error = "malformed probe '" + text + "': expected uprobe:PATH:SYMBOL";
-        return std::nullopt;
-      }
+      if (last == first || last + 1 == text.size())
+        throw Error("malformed probe '" + text + "': expected uprobe:PATH:SYMBOL");
       name.target = text.substr(first + 1, last - first - 1);
       name.symbol = text.substr(last + 1);
       break;
     }
     case ProbeKind::Interval: {
-      if (!need(3, "interval:ms:N or interval:s:N"))
-        return std::nullopt;
+      need(3, "interval:ms:N or interval:s:N");
       char *end = nullptr;
       long n = std::strtol(parts[2].c_str(), &end, 10);
       long scale = parts[1] == "ms" ? 1 : parts[1] == "s" ? 1000 : 0;
-      if (*end || n <= 0 || scale == 0) {
-        error = "malformed probe '" + text + "': expected interval:ms:N or interval:s:N with N > 0";
-        return std::nullopt;
-      }
+      if (*end || n <= 0 || scale == 0)
+        throw Error("malformed probe '" + text +
+                    "': expected interval:ms:N or interval:s:N with N > 0");
       name.interval_ms = n * scale;
       break;
     }
-    default:
-      if (!need(2, (std::string(kind_name(name.kind)) + ":FUNCTION").c_str()))
-        return std::nullopt;
-      name.target = parts[1];
+    default: need(2, std::string(kind_name(name.kind)) + ":FUNCTION"); name.target = parts[1];
   }
   return name;
 }

@@ -25,8 +25,8 @@ struct ProbeName {
 
 const char *kind_name(ProbeKind kind);
 
-// Returns the parsed name, or nullopt with `error` set.
-std::optional<ProbeName> parse_probe_name(const std::string &text, std::string &error);
+// The parsed name; throws Error on one that is malformed.
+ProbeName parse_probe_name(const std::string &text);
 
 // Shell-style glob with * and ?.
 bool glob_match(const std::string &pattern, const std::string &text);

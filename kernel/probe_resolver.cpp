@@ -26,11 +26,7 @@ std::optional<TraceFormat> KernelFacts::tracepoint(const std::string &category,
       format->category = category;
     return format;
   }
-  std::string error;
-  auto format = read_trace_format(category, event, error);
-  if (!format && !error.empty())
-    throw Error(error);
-  return format;
+  return read_trace_format(category, event);
 }
 
 bool KernelFacts::tracefs_readable() {
@@ -115,10 +111,16 @@ std::vector<std::string> btf_names(KernelFacts &kernel, ProbeKind kind) {
   return kbtf->function_names();
 }
 
-// Concrete probes for one alternative; empty when this kernel has none.
-// `why` explains an absence.
-std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, std::string &why) {
-  std::vector<ResolvedProbe> out;
+// The concrete probes of one alternative: none when this kernel has none,
+// and then why.
+struct Expansion {
+  std::vector<ResolvedProbe> probes;
+  std::string why_none;
+};
+
+Expansion expand(const ProbeName &name, KernelFacts &kernel) {
+  Expansion found;
+  std::vector<ResolvedProbe> &out = found.probes;
   auto add = [&](ProbeName concrete) {
     ResolvedProbe p;
     p.name = std::move(concrete);
@@ -142,32 +144,33 @@ std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, st
         p.format = kernel.tracepoint(p.name.category, p.name.target);
       std::erase_if(out, [](const ResolvedProbe &p) { return !p.format; });
       if (out.empty())
-        why = kernel.tracefs_readable() ? "no such tracepoint"
-              : name.has_wildcard()
-                  ? "cannot list tracepoints: tracefs is readable by root only"
-                  : "tracefs is readable by root only, and the kernel's BTF has no record "
-                    "layout for this event";
+        found.why_none =
+            kernel.tracefs_readable() ? "no such tracepoint"
+            : name.has_wildcard()
+                ? "cannot list tracepoints: tracefs is readable by root only"
+                : "tracefs is readable by root only, and the kernel's BTF has no record "
+                  "layout for this event";
 
-      return out;
+      return found;
     }
     case ProbeKind::Uprobe:
     case ProbeKind::Uretprobe:
       if (access(name.target.c_str(), R_OK) != 0) {
-        why = "cannot read " + name.target + ": " + std::strerror(errno);
-        return out;
+        found.why_none = "cannot read " + name.target + ": " + std::strerror(errno);
+        return found;
       }
       add(name);
-      return out;
+      return found;
     case ProbeKind::Interval:
     case ProbeKind::Begin:
-    case ProbeKind::End: add(name); return out;
+    case ProbeKind::End: add(name); return found;
     default: break;
   }
   // BTF-described functions and raw tracepoints.
   const KernelBtf *kbtf = kernel.btf();
   if (!kbtf) {
-    why = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
-    return out;
+    found.why_none = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
+    return found;
   }
   std::vector<std::string> targets;
   if (name.has_wildcard()) {
@@ -192,9 +195,9 @@ std::vector<ResolvedProbe> expand(const ProbeName &name, KernelFacts &kernel, st
       out.push_back(std::move(p));
   }
   if (out.empty())
-    why = raw ? "no such raw tracepoint in the BTF of the kernel and its loaded modules"
-              : "no such function in the BTF of the kernel and its loaded modules";
-  return out;
+    found.why_none = raw ? "no such raw tracepoint in the BTF of the kernel and its loaded modules"
+                         : "no such function in the BTF of the kernel and its loaded modules";
+  return found;
 }
 
 // Why a probe kind that exists in BTF still cannot be used here.
@@ -256,26 +259,22 @@ std::optional<Alternative> first_available(const std::vector<std::string> &alter
                                            std::vector<std::string> &reasons) {
   for (size_t alt = 0; alt < alternatives.size(); alt++) {
     const std::string &text = alternatives[alt];
-    std::string error;
-    auto name = parse_probe_name(text, error);
-    if (!name)
-      throw Error(error);
-    std::string why;
-    auto concrete = expand(*name, kernel, why);
+    ProbeName name = parse_probe_name(text);
+    Expansion found = expand(name, kernel);
     bool last = alt + 1 == alternatives.size();
-    if (!concrete.empty() && (!last || check_last_kind)) {
+    if (!found.probes.empty() && (!last || check_last_kind)) {
       // A later alternative can stand in for a probe kind this kernel lacks.
-      std::string missing = kind_unavailable(*name, kernel);
+      std::string missing = kind_unavailable(name, kernel);
       if (!missing.empty()) {
-        concrete.clear();
-        why = missing;
+        found.probes.clear();
+        found.why_none = missing;
       }
     }
-    if (concrete.empty()) {
-      reasons.push_back(text + ": " + why);
+    if (found.probes.empty()) {
+      reasons.push_back(text + ": " + found.why_none);
       continue;
     }
-    return Alternative{alt, std::move(*name), std::move(concrete)};
+    return Alternative{alt, std::move(name), std::move(found.probes)};
   }
   return std::nullopt;
 }
@@ -321,10 +320,9 @@ Resolution resolve_probes(const Declaration &decl, KernelFacts &kernel) {
       std::string message;
       if (probe.alternatives.size() == 1) {
         message = reasons[0];
-        std::string unused;
-        auto name = parse_probe_name(probe.alternatives[0], unused);
-        if (name && !name->has_wildcard()) {
-          auto near = nearest_names(probe.alternatives[0], candidate_names(*name, kernel), 3);
+        ProbeName name = parse_probe_name(probe.alternatives[0]);  // parsed once already
+        if (!name.has_wildcard()) {
+          auto near = nearest_names(probe.alternatives[0], candidate_names(name, kernel), 3);
           if (!near.empty()) {
             message += "; did you mean ";
             for (size_t i = 0; i < near.size(); i++)

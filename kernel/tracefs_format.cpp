@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/error.h"
+
 namespace mt {
 
 namespace {
@@ -56,7 +58,7 @@ const TraceField *TraceFormat::find(const std::string &name) const {
   return nullptr;
 }
 
-std::optional<TraceFormat> parse_trace_format(const std::string &text, std::string &error) {
+TraceFormat parse_trace_format(const std::string &text) {
   TraceFormat format;
   std::istringstream in(text);
   std::string line;
@@ -80,10 +82,8 @@ std::optional<TraceFormat> parse_trace_format(const std::string &text, std::stri
       else if (part.rfind("signed:", 0) == 0)
         field.is_signed = part[7] == '1';
     }
-    if (field.name.empty() || field.size <= 0) {
-      error = "cannot parse tracepoint field: " + l;
-      return std::nullopt;
-    }
+    if (field.name.empty() || field.size <= 0)
+      throw Error("cannot parse tracepoint field: " + l);
     if (field.name.rfind("common_", 0) != 0)
       format.fields.push_back(field);
   }
@@ -103,23 +103,19 @@ std::string tracefs_root() {
   return root;
 }
 
-std::optional<TraceFormat> read_trace_format(const std::string &category, const std::string &event,
-                                             std::string &error) {
+std::optional<TraceFormat> read_trace_format(const std::string &category,
+                                             const std::string &event) {
   std::string root = tracefs_root();
-  if (root.empty()) {
-    error = "tracefs is not mounted and cannot be mounted at /sys/kernel/tracing";
-    return std::nullopt;
-  }
+  if (root.empty())
+    throw Error("tracefs is not mounted and cannot be mounted at /sys/kernel/tracing");
   std::ifstream file(root + "/events/" + category + "/" + event + "/format");
   if (!file)
     return std::nullopt;
   std::stringstream text;
   text << file.rdbuf();
-  auto format = parse_trace_format(text.str(), error);
-  if (format) {
-    format->category = category;
-    format->event = event;
-  }
+  TraceFormat format = parse_trace_format(text.str());
+  format.category = category;
+  format.event = event;
   return format;
 }
 

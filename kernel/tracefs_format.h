@@ -22,16 +22,16 @@ struct TraceFormat {
   const TraceField *find(const std::string &name) const;
 };
 
-// Parses the text of a tracefs `format` file.
-std::optional<TraceFormat> parse_trace_format(const std::string &text, std::string &error);
+// Parses the text of a tracefs `format` file; throws Error on a field it cannot read.
+TraceFormat parse_trace_format(const std::string &text);
 
 // The tracefs mount point, mounting it when it is not mounted yet.
 // Returns "" when tracefs cannot be found or mounted.
 std::string tracefs_root();
 
-// Reads events/CATEGORY/EVENT/format; nullopt if the event does not exist.
-std::optional<TraceFormat> read_trace_format(const std::string &category, const std::string &event,
-                                             std::string &error);
+// Reads events/CATEGORY/EVENT/format; nullopt if the event does not
+// exist. Throws Error when tracefs cannot be reached or the file read.
+std::optional<TraceFormat> read_trace_format(const std::string &category, const std::string &event);
 
 // Every "category:event" this kernel has.
 std::vector<std::string> list_tracepoints();

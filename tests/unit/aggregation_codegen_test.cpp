@@ -33,8 +33,7 @@ class SubmitAndCompleteKernel : public testing::FakeKernel {
                                         const std::string &event) override {
     if (category != "io_uring" || event != "io_uring_submit_req")
       return FakeKernel::tracepoint(category, event);
-    std::string error;
-    auto f = parse_trace_format(kSubmitFormat, error);
+    std::optional<TraceFormat> f = parse_trace_format(kSubmitFormat);
     f->category = category;
     return f;
   }

@@ -44,10 +44,9 @@ class KernelWithNames : public testing::FakeKernel {
                                         const std::string &event) override {
     if (event != "sched_switch")
       return FakeKernel::tracepoint(category, event);
-    std::string error;
-    auto f = parse_trace_format("name: sched_switch\nID: 1\nformat:\n" MT_COMMON_FIELDS
-                                "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n",
-                                error);
+    std::optional<TraceFormat> f =
+        parse_trace_format("name: sched_switch\nID: 1\nformat:\n" MT_COMMON_FIELDS
+                           "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n");
     f->category = category;
     return f;
   }

@@ -18,8 +18,9 @@ namespace mt::testing {
   "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
-inline const char *kCompleteFormat = "name: io_uring_complete\nID: 2141\nformat:\n" MT_COMMON_FIELDS
-                                     R"(	field:void * ctx;	offset:8;	size:8;	signed:0;
+inline const char *kCompleteFormat =
+    "name: io_uring_complete\nID: 2141\nformat:\n" MT_COMMON_FIELDS
+    R"(	field:void * ctx;	offset:8;	size:8;	signed:0;
 	field:void * req;	offset:16;	size:8;	signed:0;
 	field:u64 user_data;	offset:24;	size:8;	signed:0;
 	field:int res;	offset:32;	size:4;	signed:1;
@@ -38,8 +39,7 @@ class FakeKernel : public KernelFacts {
                                         const std::string &event) override {
     if (category != "io_uring" || event != "io_uring_complete")
       return std::nullopt;
-    std::string error;
-    auto f = parse_trace_format(kCompleteFormat, error);
+    std::optional<TraceFormat> f = parse_trace_format(kCompleteFormat);
     f->category = category;
     return f;
   }
