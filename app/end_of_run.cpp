@@ -29,7 +29,7 @@ std::string run_end_handlers(const Resolution &resolution, LuaScript &script) {
   int signals_before = std::max(stop_signal_count(), 1);
   set_lua_limits(signals_before, std::chrono::steady_clock::now() + kEndHandlersTime);
   for (const auto &u : resolution.user) {
-    if (u.name.kind != ProbeKind::End)
+    if (probe_kind(u.name.kind).runs != RunsAt::End)
       continue;
     try {
       script.call(u.decl_id);

@@ -361,9 +361,9 @@ int run(const Options &options) {
   }
   auto begin = [&] {
     for (const auto &u : resolution.user) {
-      if (u.name.kind == ProbeKind::Begin)
+      if (probe_kind(u.name.kind).runs == RunsAt::Start)
         call_user_probe(u.decl_id);
-      if (u.name.kind == ProbeKind::Interval)
+      if (probe_kind(u.name.kind).runs == RunsAt::Period)
         loop.add_timer(u.decl_id, std::chrono::milliseconds(u.name.interval_ms), start);
     }
     if (child)

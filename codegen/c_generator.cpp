@@ -158,10 +158,6 @@ std::vector<const Expression *> expressions_of(const Declaration &decl, const Pr
   return out;
 }
 
-const char *section_prefix(ProbeKind kind) {
-  return probe_kind(kind).section;
-}
-
 // The map reads of mt_aggregate.h, as expressions of their type only.
 const std::pair<const char *, const char *> kMapReadTypes[] = {
     {"map_get", "(m, k) (*(m).value)"},
@@ -206,8 +202,9 @@ class ProbeWriter {
     gp.program = gp.attached_program = "mt_probe_" + n;
     gp.name = rp.name;
     gp.probe_name = rp.name.to_string();
-    ProbeKind kind = rp.name.kind;
-    bool reads_user = probe_kind(kind).user_memory;
+    const ProbeKindInfo &kind = probe_kind(rp.name.kind);
+    bool reads_user = kind.user_memory;
+    bool record_context = kind.context == ProgramContext::TracepointRecord;
 
     out_ << "\n/* " + gp.probe_name + " (" + decl.where.file + ":" +
                 std::to_string(decl.where.line) + ") */\n";
@@ -217,7 +214,7 @@ class ProbeWriter {
     std::string retval_type;
     std::vector<std::string> arg_inits;
     out_ << args_struct + " {\n";
-    if (kind == ProbeKind::Tracepoint) {
+    if (record_context) {
       int offset = 0;  // the common_* fields become padding
       for (const auto &f : rp.format->fields) {
         if (f.offset > offset)
@@ -227,35 +224,33 @@ class ProbeWriter {
         offset = f.offset + f.size;
       }
     } else if (rp.has_signature) {
-      bool ret_only = kind == ProbeKind::Kretprobe;
-      for (size_t i = 0; i < rp.signature.params.size() && !ret_only; i++) {
+      for (size_t i = 0; i < rp.signature.params.size() && kind.sees_arguments; i++) {
         const BtfParam &p = rp.signature.params[i];
         out_ << "  " + types_->declare(p.type_id, p.name) + ";\n";
-        std::string src = kind == ProbeKind::Kprobe
+        std::string src = kind.context == ProgramContext::Registers
                               ? (i < 6 ? std::string("__ctx->") + kArgRegs[i] : std::string("0"))
                               : "__ctx[" + std::to_string(i) + "]";
         arg_inits.push_back("(typeof(args." + p.name + "))" + src);
       }
-      if ((kind == ProbeKind::Kretprobe || kind == ProbeKind::Fexit) && rp.signature.return_type)
+      if (kind.retval != ReturnValue::None && rp.signature.return_type)
         retval_type = types_->declare(rp.signature.return_type, "");
-    } else if (reads_user) {
-      for (int i = 0; i < 6; i++) {
+    } else if (kind.context == ProgramContext::Registers) {
+      // Untyped (a uprobe's binary): the argument registers as numbers.
+      for (int i = 0; i < 6 && kind.sees_arguments; i++) {
         out_ << "  __u64 arg" + std::to_string(i) + ";\n";
         arg_inits.push_back(std::string("__ctx->") + kArgRegs[i]);
       }
-      if (kind == ProbeKind::Uretprobe)
+      if (kind.retval != ReturnValue::None)
         retval_type = "__u64";
     }
-    if (arg_inits.empty() && kind != ProbeKind::Tracepoint)
+    if (arg_inits.empty() && !record_context)
       out_ << "  __u8 __none;\n";
     out_ << "};\n";
 
-    std::string ctx_type =
-        kind == ProbeKind::Tracepoint ? args_struct + " *"
-        : (kind == ProbeKind::Kprobe || kind == ProbeKind::Kretprobe || reads_user)
-            ? "struct mt_pt_regs *"
-            : "__u64 *";
-    std::string retval_src = kind == ProbeKind::Fexit
+    std::string ctx_type = record_context                              ? args_struct + " *"
+                           : kind.context == ProgramContext::Registers ? "struct mt_pt_regs *"
+                                                                       : "__u64 *";
+    std::string retval_src = kind.retval == ReturnValue::AfterArguments
                                  ? "__ctx[" + std::to_string(rp.signature.params.size()) + "]"
                                  : "__ctx->ax";
 
@@ -307,7 +302,7 @@ class ProbeWriter {
       if (filtered)
         out_ << "  if (!mt_is_target())\n    return 0;\n";
     }
-    if (kind == ProbeKind::Tracepoint) {
+    if (record_context) {
       out_ << "#define args (*__ctx)\n";
     } else {
       out_ << "  " + args_struct + " args = {";
@@ -394,7 +389,7 @@ class ProbeWriter {
       out_ << "  mt_submit(__stage, sizeof(*__r));\n";
     }
     out_ << "  return 0;\n}\n";
-    if (kind == ProbeKind::Tracepoint)
+    if (record_context)
       out_ << "#undef args\n";
     out_ << "#undef MT_PROBE_READ\n";
     return gp;
@@ -418,12 +413,15 @@ class ProbeWriter {
   }
 
  private:
+  // A file's probes (uprobes) are attached by libbpf's options, not by
+  // what their section names.
   static std::string section(const ResolvedProbe &rp) {
-    ProbeKind kind = rp.name.kind;
-    bool user = probe_kind(kind).user_memory;
-    return std::string(section_prefix(kind)) +
-           (kind == ProbeKind::Tracepoint ? rp.name.category + "/" : "") +
-           (user ? "" : rp.name.target);
+    const ProbeKindInfo &kind = probe_kind(rp.name.kind);
+    switch (kind.target) {
+      case TargetForm::CategoryEvent: return kind.section + rp.name.category + "/" + rp.name.target;
+      case TargetForm::Name: return kind.section + rp.name.target;
+      default: return kind.section;
+    }
   }
 
   // The tracepoint field a capture names directly (`args.NAME`), if any.

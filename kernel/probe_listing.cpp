@@ -48,7 +48,8 @@ void print_signature(const KernelBtf &btf, const BtfSignature &signature, bool w
 
 // The arguments a script sees as args.NAME, one per line, like bpftrace -lv.
 void print_arguments(const ProbeName &name, KernelFacts &kernel, std::FILE *out) {
-  if (name.kind == ProbeKind::Tracepoint) {
+  TargetSource source = probe_kind(name.kind).source;
+  if (source == TargetSource::TracefsEvents) {
     auto format = kernel.tracepoint(name.category, name.target);
     if (!format)
       return;
@@ -64,7 +65,7 @@ void print_arguments(const ProbeName &name, KernelFacts &kernel, std::FILE *out)
   if (!kernel_btf)
     return;
   BtfSignature signature;
-  if (name.kind == ProbeKind::RawTracepoint || name.kind == ProbeKind::TpBtf) {
+  if (source == TargetSource::BtfRawTracepoints) {
     const KernelBtf *btf = kernel_btf->with_raw_tracepoint(name.target);
     if (btf && btf->raw_tracepoint_signature(name.target, signature))
       print_signature(*btf, signature, false, out);
@@ -88,46 +89,51 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
 
   // Without root tracefs is unreadable and the tracepoints unknown.
   bool tracepoints_hidden = false;
-  if (match.may_match_kind(ProbeKind::Tracepoint)) {
-    tracepoints_hidden = !kernel.tracefs_readable();
-    for (const auto &full : kernel.tracepoint_names()) {
-      size_t colon = full.find(':');
-      if (colon != std::string::npos)
-        add(ProbeKind::Tracepoint, full.substr(0, colon), full.substr(colon + 1));
-    }
-  }
-  if (match.may_match_kind(ProbeKind::Kprobe) && kernel.has_kprobes()) {
-    for (auto &function : kernel.kprobe_function_names())
-      add(ProbeKind::Kprobe, "", std::move(function));
-  }
-  bool raw = match.may_match_kind(ProbeKind::RawTracepoint);
-  bool tp_btf = match.may_match_kind(ProbeKind::TpBtf);
-  bool fentry = match.may_match_kind(ProbeKind::Fentry);
-  const KernelBtf *btf = raw || tp_btf || fentry ? kernel.btf() : nullptr;
-  // vmlinux's BTF, then each loaded module's.
+  // vmlinux's BTF, then each loaded module's: read once, when a kind needs it.
   std::vector<const KernelBtf *> btfs;
-  if (btf) {
-    btfs.push_back(btf);
-    for (const auto &m : btf->modules())
-      btfs.push_back(m.get());
-  }
-  for (const KernelBtf *b : btfs) {
-    if (!raw && !tp_btf)
-      break;
-    for (const auto &event : b->raw_tracepoint_names()) {
-      if (raw)
-        add(ProbeKind::RawTracepoint, "", event);
-      if (tp_btf)
-        add(ProbeKind::TpBtf, "", event);
+  auto all_btfs = [&, read = false]() mutable -> const std::vector<const KernelBtf *> & {
+    if (!read) {
+      read = true;
+      if (const KernelBtf *btf = kernel.btf()) {
+        btfs.push_back(btf);
+        for (const auto &m : btf->modules())
+          btfs.push_back(m.get());
+      }
     }
-  }
-  if (btf && fentry) {
+    return btfs;
+  };
+  for (const ProbeKindInfo &k : probe_kinds()) {
+    if (k.listed == ListedFrom::Nothing || !match.may_match_kind(k.kind))
+      continue;
     size_t before = listed.size();
-    for (const KernelBtf *b : btfs)
-      for (const auto &function : b->function_names())
-        add(ProbeKind::Fentry, "", function);
-    // Asked only when something matched: it loads a test program.
-    if (listed.size() > before && !kernel.fentry_unavailable_reason().empty())
+    switch (k.listed) {
+      case ListedFrom::Nothing: break;
+      case ListedFrom::TracefsEvents:
+        tracepoints_hidden = !kernel.tracefs_readable();
+        for (const auto &full : kernel.tracepoint_names()) {
+          size_t colon = full.find(':');
+          if (colon != std::string::npos)
+            add(k.kind, full.substr(0, colon), full.substr(colon + 1));
+        }
+        break;
+      case ListedFrom::KprobeFunctions:
+        for (auto &function : kernel.kprobe_function_names())
+          add(k.kind, "", std::move(function));
+        break;
+      case ListedFrom::BtfRawTracepoints:
+        for (const KernelBtf *b : all_btfs())
+          for (const auto &event : b->raw_tracepoint_names())
+            add(k.kind, "", event);
+        break;
+      case ListedFrom::BtfFunctions:
+        for (const KernelBtf *b : all_btfs())
+          for (const auto &function : b->function_names())
+            add(k.kind, "", function);
+        break;
+    }
+    // A kind this kernel cannot run lists nothing. Asked only when something
+    // matched: for fentry it loads a test program.
+    if (listed.size() > before && !kind_unavailable(k.kind, kernel).empty())
       listed.resize(before);
   }
 

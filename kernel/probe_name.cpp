@@ -1,6 +1,7 @@
 // Splits probe name text into kind and parts, expanding aliases, and matches glob patterns.
 #include "kernel/probe_name.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <vector>
 
@@ -24,11 +25,17 @@ std::vector<std::string> split(const std::string &text, char sep, size_t max_par
   return parts;
 }
 
-// The kind a name's prefix ("tracepoint", "t") says; begin and end stand
-// alone, not as prefixes.
+std::string upper(std::string text) {
+  for (char &c : text)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The kind a name's prefix ("tracepoint", "t") says; kinds without a
+// target (begin, end) stand alone, not as prefixes.
 const ProbeKindInfo *kind_of_prefix(const std::string &prefix) {
   for (const ProbeKindInfo &k : probe_kinds()) {
-    if (k.kind == ProbeKind::Begin || k.kind == ProbeKind::End)
+    if (k.target == TargetForm::None)
       continue;
     if (prefix == k.name)
       return &k;
@@ -46,7 +53,7 @@ const char *kind_name(ProbeKind kind) {
 }
 
 bool ProbeName::in_kernel() const {
-  return probe_kind(kind).in_kernel;
+  return probe_kind(kind).runs == RunsAt::Kernel;
 }
 
 bool ProbeName::has_direct_btf_access() const {
@@ -59,22 +66,21 @@ bool ProbeName::has_wildcard() const {
 }
 
 std::string ProbeName::to_string() const {
-  switch (kind) {
-    case ProbeKind::Tracepoint: return "tracepoint:" + category + ":" + target;
-    case ProbeKind::Uprobe:
-    case ProbeKind::Uretprobe: return std::string(kind_name(kind)) + ":" + target + ":" + symbol;
-    case ProbeKind::Interval: return "interval:ms:" + std::to_string(interval_ms);
-    case ProbeKind::Begin:
-    case ProbeKind::End: return kind_name(kind);
-    default: return std::string(kind_name(kind)) + ":" + target;
+  std::string kind_text = kind_name(kind);
+  switch (probe_kind(kind).target) {
+    case TargetForm::None: return kind_text;
+    case TargetForm::CategoryEvent: return kind_text + ":" + category + ":" + target;
+    case TargetForm::Name: return kind_text + ":" + target;
+    case TargetForm::PathSymbol: return kind_text + ":" + target + ":" + symbol;
+    case TargetForm::Period: return kind_text + ":ms:" + std::to_string(interval_ms);
   }
+  return kind_text;
 }
 
 ProbeName parse_probe_name(const std::string &text) {
-  if (text == "begin" || text == "BEGIN")
-    return ProbeName{ProbeKind::Begin, "", "", "", 0};
-  if (text == "end" || text == "END")
-    return ProbeName{ProbeKind::End, "", "", "", 0};
+  for (const ProbeKindInfo &k : probe_kinds())
+    if (k.target == TargetForm::None && (text == k.name || text == upper(k.name)))
+      return ProbeName{k.kind, "", "", "", 0};
   auto parts = split(text, ':', 3);
   const ProbeKindInfo *kind = kind_of_prefix(parts[0]);
   if (!kind) {
@@ -87,39 +93,45 @@ ProbeName parse_probe_name(const std::string &text) {
     throw Error("unknown probe type '" + parts[0] + "' in '" + text + "' (expected " + kinds + ")");
   }
   ProbeName name{kind->kind, "", "", "", 0};
+  auto malformed = [&](const std::string &shape) {
+    return Error("malformed probe '" + text + "': expected " + std::string(kind->name) + ":" +
+                 shape);
+  };
   auto need = [&](size_t n, const std::string &shape) {
     if (parts.size() != n || parts.back().empty())
-      throw Error("malformed probe '" + text + "': expected " + shape);
+      throw malformed(shape);
   };
-  switch (name.kind) {
-    case ProbeKind::Tracepoint:
-      need(3, "tracepoint:CATEGORY:NAME");
+  switch (kind->target) {
+    case TargetForm::None: break;  // taken above
+    case TargetForm::CategoryEvent:
+      need(3, "CATEGORY:NAME");
       name.category = parts[1];
       name.target = parts[2];
       break;
-    case ProbeKind::Uprobe:
-    case ProbeKind::Uretprobe: {
+    case TargetForm::Name:
+      need(2, "FUNCTION");
+      name.target = parts[1];
+      break;
+    case TargetForm::PathSymbol: {
       // The path may not contain ':'; the symbol is what follows the last one.
       size_t last = text.rfind(':');
       size_t first = text.find(':');
       if (last == first || last + 1 == text.size())
-        throw Error("malformed probe '" + text + "': expected uprobe:PATH:SYMBOL");
+        throw malformed("PATH:SYMBOL");
       name.target = text.substr(first + 1, last - first - 1);
       name.symbol = text.substr(last + 1);
       break;
     }
-    case ProbeKind::Interval: {
-      need(3, "interval:ms:N or interval:s:N");
+    case TargetForm::Period: {
+      need(3, "ms:N or interval:s:N");
       char *end = nullptr;
       long n = std::strtol(parts[2].c_str(), &end, 10);
       long scale = parts[1] == "ms" ? 1 : parts[1] == "s" ? 1000 : 0;
       if (*end || n <= 0 || scale == 0)
-        throw Error("malformed probe '" + text +
-                    "': expected interval:ms:N or interval:s:N with N > 0");
+        throw malformed("ms:N or interval:s:N with N > 0");
       name.interval_ms = n * scale;
       break;
     }
-    default: need(2, std::string(kind_name(name.kind)) + ":FUNCTION"); name.target = parts[1];
   }
   return name;
 }

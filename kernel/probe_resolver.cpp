@@ -106,7 +106,7 @@ std::vector<std::string> btf_names(KernelFacts &kernel, ProbeKind kind) {
   const KernelBtf *kbtf = kernel.btf();
   if (!kbtf)
     return {};
-  if (kind == ProbeKind::TpBtf || kind == ProbeKind::RawTracepoint)
+  if (probe_kind(kind).source == TargetSource::BtfRawTracepoints)
     return kbtf->raw_tracepoint_names();
   return kbtf->function_names();
 }
@@ -126,8 +126,8 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
     p.name = std::move(concrete);
     out.push_back(std::move(p));
   };
-  switch (name.kind) {
-    case ProbeKind::Tracepoint: {
+  switch (probe_kind(name.kind).source) {
+    case TargetSource::TracefsEvents: {
       if (name.has_wildcard()) {
         for (const auto &full : kernel.tracepoint_names()) {
           size_t colon = full.find(':');
@@ -153,18 +153,16 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
 
       return found;
     }
-    case ProbeKind::Uprobe:
-    case ProbeKind::Uretprobe:
+    case TargetSource::Binary:
       if (access(name.target.c_str(), R_OK) != 0) {
         found.why_none = "cannot read " + name.target + ": " + std::strerror(errno);
         return found;
       }
       add(name);
       return found;
-    case ProbeKind::Interval:
-    case ProbeKind::Begin:
-    case ProbeKind::End: add(name); return found;
-    default: break;
+    case TargetSource::None: add(name); return found;
+    case TargetSource::BtfRawTracepoints:
+    case TargetSource::BtfFunctions: break;
   }
   // BTF-described functions and raw tracepoints.
   const KernelBtf *kbtf = kernel.btf();
@@ -180,7 +178,7 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
   } else {
     targets.push_back(name.target);
   }
-  bool raw = name.kind == ProbeKind::TpBtf || name.kind == ProbeKind::RawTracepoint;
+  bool raw = probe_kind(name.kind).source == TargetSource::BtfRawTracepoints;
   for (const auto &t : targets) {
     ProbeName n = name;
     n.target = t;
@@ -200,25 +198,11 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
   return found;
 }
 
-// Why a probe kind that exists in BTF still cannot be used here.
-std::string kind_unavailable(const ProbeName &name, KernelFacts &kernel) {
-  switch (name.kind) {
-    case ProbeKind::Kprobe:
-    case ProbeKind::Kretprobe:
-      return kernel.has_kprobes() ? ""
-                                  : "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a "
-                                    "tracepoint instead";
-    case ProbeKind::Fentry:
-    case ProbeKind::Fexit: return kernel.fentry_unavailable_reason();
-    default: return "";
-  }
-}
-
 std::vector<std::string> candidate_names(const ProbeName &name, KernelFacts &kernel) {
   std::vector<std::string> names;
-  if (name.kind == ProbeKind::Tracepoint) {
+  if (probe_kind(name.kind).source == TargetSource::TracefsEvents) {
     for (const auto &n : kernel.tracepoint_names())
-      names.push_back("tracepoint:" + n);
+      names.push_back(std::string(kind_name(name.kind)) + ":" + n);
   } else {
     for (const auto &n : btf_names(kernel, name.kind))
       names.push_back(std::string(kind_name(name.kind)) + ":" + n);
@@ -227,6 +211,18 @@ std::vector<std::string> candidate_names(const ProbeName &name, KernelFacts &ker
 }
 
 }  // namespace
+
+std::string kind_unavailable(ProbeKind kind, KernelFacts &kernel) {
+  switch (probe_kind(kind).needs) {
+    case KernelNeeds::Kprobes:
+      return kernel.has_kprobes() ? ""
+                                  : "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a "
+                                    "tracepoint instead";
+    case KernelNeeds::Fentry: return kernel.fentry_unavailable_reason();
+    case KernelNeeds::Nothing: return "";
+  }
+  return "";
+}
 
 std::vector<std::string> nearest_names(const std::string &name,
                                        const std::vector<std::string> &candidates, size_t count) {
@@ -264,7 +260,7 @@ std::optional<Alternative> first_available(const std::vector<std::string> &alter
     bool last = alt + 1 == alternatives.size();
     if (!found.probes.empty() && (!last || check_last_kind)) {
       // A later alternative can stand in for a probe kind this kernel lacks.
-      std::string missing = kind_unavailable(name, kernel);
+      std::string missing = kind_unavailable(name.kind, kernel);
       if (!missing.empty()) {
         found.probes.clear();
         found.why_none = missing;

@@ -68,6 +68,10 @@ std::optional<Alternative> first_available(const std::vector<std::string> &alter
                                            KernelFacts &kernel, bool check_last_kind,
                                            std::vector<std::string> &reasons);
 
+// Why this kernel cannot run probes of `kind` (no kprobes, fentry refused),
+// or "" when it can.
+std::string kind_unavailable(ProbeKind kind, KernelFacts &kernel);
+
 // Throws mt::Error naming the script line when a probe cannot be had.
 Resolution resolve_probes(const Declaration &decl, KernelFacts &kernel);
 

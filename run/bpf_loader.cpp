@@ -267,7 +267,7 @@ void BpfProgram::load(const LoadSettings &settings) {
       continue;
     const ProbeDecl &d = decl_.probes[p.decl_id];
     std::string reason = verifier_summary(log);
-    if (err == -EPERM && (p.name.kind == ProbeKind::Fentry || p.name.kind == ProbeKind::Fexit))
+    if (err == -EPERM && probe_kind(p.name.kind).needs == KernelNeeds::Fentry)
       throw Error(
           "the kernel refused to load " + p.probe_name +
               " (EPERM): this kernel does not allow fentry/fexit here; use a tracepoint or kprobe",
@@ -299,8 +299,9 @@ void BpfProgram::attach(const LoadSettings &settings) {
       throw Error("internal error: program " + p.attached_program + " is missing from the object");
     g_libbpf_log.clear();
     struct bpf_link *link;
-    if (probe_kind(p.name.kind).user_memory) {
-      LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = p.name.kind == ProbeKind::Uretprobe,
+    const ProbeKindInfo &kind = probe_kind(p.name.kind);
+    if (kind.user_memory) {
+      LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = kind.retval != ReturnValue::None,
                   .func_name = p.name.symbol.c_str());
       link = bpf_program__attach_uprobe_opts(prog, -1, p.name.target.c_str(), 0, &opts);
     } else {
@@ -310,9 +311,11 @@ void BpfProgram::attach(const LoadSettings &settings) {
       int err = errno;
       const ProbeDecl &d = decl_.probes[p.decl_id];
       std::string why = std::strerror(err);
-      bool kprobe = p.name.kind == ProbeKind::Kprobe || p.name.kind == ProbeKind::Kretprobe;
-      if (kprobe && !KernelFacts().has_kprobes())
-        why = "this kernel lacks CONFIG_KPROBES; use fentry:/fexit: or a tracepoint instead";
+      if (kind.needs == KernelNeeds::Kprobes) {
+        KernelFacts kernel;
+        if (std::string missing = kind_unavailable(p.name.kind, kernel); !missing.empty())
+          why = missing;
+      }
       throw Error("cannot attach " + p.probe_name + ": " + why, d.where, g_libbpf_log);
     }
     links_.push_back(link);
