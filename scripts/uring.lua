@@ -30,6 +30,8 @@ end
 fxt{ file = "uring.fxt" }
 local cat, iouring = "io_uring", require "iouring"
 local op, MORE = iouring.op, iouring.CQE_F_MORE
+-- C is written as C: c([[ ... ${name} ... ]], values) fills in the names.
+local c = require("ctemplate").c
 
 -- Each traced ring (created while tracing, or any with --all_rings), in
 -- the slot its address hashes to (ctx: which ring holds the slot): requests
@@ -62,14 +64,16 @@ local function ring_slot(ctx)
 end
 -- C: the state of ring CTX, or NULL when it is not traced.
 local function ring_of(ctx)
-  return "({ __u64 __c = (__u64)(" .. ctx .. "); __auto_type __s = map_ptr(rings, " ..
-         ring_slot("__c") .. "); __c && __s && __s->ctx == __c ? __s : NULL; })"
+  return c([[({ __u64 __c = (__u64)(${ctx}); __auto_type __s = map_ptr(rings, ${slot});
+              __c && __s && __s->ctx == __c ? __s : NULL; })]],
+           { ctx = ctx, slot = ring_slot("__c") })
 end
 -- C: claims ring CTX's slot with fresh state (a ring hashing to the same
 -- slot loses its own; with 4096 slots and a few rings, seldom).
 local function claim_ring(ctx)
-  return "({ __auto_type __s = map_ptr(rings, " .. ring_slot(ctx) .. "); if (__s) *__s = " ..
-         "map_val(rings, .ctx = (__u64)(" .. ctx .. ")); __s; })"
+  return c([[({ __auto_type __s = map_ptr(rings, ${slot});
+              if (__s) *__s = map_val(rings, .ctx = (__u64)(${ctx})); __s; })]],
+           { ctx = ctx, slot = ring_slot(ctx) })
 end
 -- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
@@ -90,13 +94,14 @@ end
 -- C: the first of the 4 entries of REQ's bucket (__e, REQ as __q) for which
 -- MATCH holds, else FALLBACK.
 local function bucket_entry(req, match, fallback)
-  local t = { "({ __u64 __q = (__u64)(" .. req .. "); __u32 __b = " .. request_bucket("__q") ..
-              "; __typeof__(requests.value) __f = NULL, __e; " }
+  local t = { c([[({ __u64 __q = (__u64)(${req}); __u32 __b = ${bucket};
+                   __typeof__(requests.value) __f = NULL, __e;]],
+                { req = req, bucket = request_bucket("__q") }) .. " " }
   for way = 0, 3 do
-    t[#t + 1] = ("if (!__f && (__e = map_ptr(requests, __b + %d)) && (%s)) __f = __e; "):format(
-      way, match)
+    t[#t + 1] = c("if (!__f && (__e = map_ptr(requests, __b + ${way})) && (${match})) __f = __e;",
+                  { way = way, match = match }) .. " "
   end
-  t[#t + 1] = "__f ? __f : " .. fallback .. "; })"
+  t[#t + 1] = c("__f ? __f : ${fallback}; })", { fallback = fallback })
   return table.concat(t)
 end
 -- C: the entry of request REQ in flight, or NULL.
@@ -126,11 +131,14 @@ local armed_member = has_field("struct kiocb", "dio_complete") and "((struct kio
 -- C, where request REQ of opcode OPCODE completes: its local `path`,
 -- retried where the request says so (never for direct I/O).
 local function path_at_completion(req, opcode)
-  return "if (path == " .. INLINE .. " && " .. is_read(opcode) .. ") { __u64 __k = (__u64)(" ..
-         req .. "), __armed = 0; int __flags = 0; " ..
-         "bpf_probe_read_kernel(&__armed, sizeof(__armed), &" .. armed_member .. "); " ..
-         "bpf_probe_read_kernel(&__flags, sizeof(__flags), &((struct kiocb *)__k)->ki_flags); " ..
-         "if (__armed && !(__flags & " .. IOCB_DIRECT .. ")) path = " .. RETRIED .. "; } "
+  return c([[
+    if (path == ${INLINE} && ${is_read}) {
+      __u64 __k = (__u64)(${req}), __armed = 0; int __flags = 0;
+      bpf_probe_read_kernel(&__armed, sizeof(__armed), &${armed});
+      bpf_probe_read_kernel(&__flags, sizeof(__flags), &((struct kiocb *)__k)->ki_flags);
+      if (__armed && !(__flags & ${IOCB_DIRECT})) path = ${RETRIED};
+    }]], { INLINE = INLINE, is_read = is_read(opcode), req = req, armed = armed_member,
+           IOCB_DIRECT = IOCB_DIRECT, RETRIED = RETRIED }) .. " "
 end
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- counted per CPU in an array the kernel indexes inline (a hash costs a
@@ -148,12 +156,13 @@ local latency_rows = map{ name = "latency_rows", type = "array", key = "u32", va
                           size = ROWS }
 -- C: counts a request of OPCODE and PATH that took NS.
 local function count_latency(opcode, path, ns)
-  return ("{ __u32 __o = %s, __s = mt_log_linear_slot(%s), " ..
-          "__row = (__o < %d ? __o : %d) * %d + (%s); " ..
-          "__u8 *__used = map_ptr(latency_rows, __row); if (__used && !*__used) *__used = 1; " ..
-          "__u64 *__n = map_ptr(latencies, __row * %d + (__s < %d ? __s : %d)); " ..
-          "if (__n) *__n += 1; }"):format(opcode, ns, OTHER_OPCODES, OTHER_OPCODES, PATHS, path,
-                                          LATENCY_SLOTS, LATENCY_SLOTS - 1, LATENCY_SLOTS - 1)
+  return c([[{
+    __u32 __o = ${opcode}, __s = mt_log_linear_slot(${ns}),
+      __row = (__o < ${OTHER} ? __o : ${OTHER}) * ${PATHS} + (${path});
+    __u8 *__used = map_ptr(latency_rows, __row); if (__used && !*__used) *__used = 1;
+    __u64 *__n = map_ptr(latencies, __row * ${SLOTS} + (__s < ${LAST} ? __s : ${LAST}));
+    if (__n) *__n += 1; }]], { opcode = opcode, ns = ns, OTHER = OTHER_OPCODES, PATHS = PATHS,
+                                path = path, SLOTS = LATENCY_SLOTS, LAST = LATENCY_SLOTS - 1 })
 end
 local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 7 }
 -- Slots of enters: completions through the overflow list; completions
@@ -238,11 +247,13 @@ end
 local ring_traced = "(param.all_rings || " .. ring_of("args.ctx") .. ")"
 -- `ring`, the traced ring's state, or the event is dropped.
 local function ring_state(A)
-  return "__auto_type ring = " .. ring_of(A.ctx) .. "; if (!ring) { " ..
-         "if (!param.all_rings) return 0; ring = " .. claim_ring(A.ctx) .. "; if (!ring) return 0; }"
+  return c([[
+    __auto_type ring = ${ring}; if (!ring) {
+      if (!param.all_rings) return 0; ring = ${claim}; if (!ring) return 0; }]],
+           { ring = ring_of(A.ctx), claim = claim_ring(A.ctx) })
 end
 local function kept(req)
-  return "({ __auto_type __k = " .. request_of(req) .. "; __k && __k->keep == 1; })"
+  return c("({ __auto_type __k = ${entry}; __k && __k->keep == 1; })", { entry = request_of(req) })
 end
 local is_kept = kept("args.req")
 -- A request's flow: its address and its ring's, 32 bits of each.
@@ -269,49 +280,58 @@ end
 -- C: whether the completions waiting in ring CTX's queue and its requests
 -- in flight (this one included) are more than the queue holds.
 local function cq_may_overflow(ctx)
-  local x = "((struct io_ring_ctx *)(" .. ctx .. "))"
-  return "((__u32)(" .. x .. "->cached_cq_tail - " .. x .. "->rings->cq.head) + " ..
-         "(ring->submitted - ring->completed + ring->aux) > " .. x .. "->cq_entries)"
+  return c([[((__u32)(${x}->cached_cq_tail - ${x}->rings->cq.head) +
+             (ring->submitted - ring->completed + ring->aux) > ${x}->cq_entries)]],
+           { x = "((struct io_ring_ctx *)(" .. ctx .. "))" })
 end
 -- C: where WHEN holds, notes the time of the thread's first event since
 -- it last came on a CPU (an io thread's running slice holds it; see
 -- sched_switch below).
 local function first_in_stint(when)
-  return "if (" .. when .. " && !map_has(stint_first, tid)) map_set(stint_first, tid, nsecs); "
+  return c("if (${when} && !map_has(stint_first, tid)) map_set(stint_first, tid, nsecs);",
+           { when = when }) .. " "
 end
 -- Where a request is first seen (after ring_state): counted, indexed by
 -- user_data once its ring came near overflowing, kept (1) or dropped (2),
 -- remembered, and left undrawn when dropped.
 local function decide(A)
-  return "ring->submitted += 1; " .. first_in_stint("ring->sqpoll") ..
-         "if (!ring->near && " .. cq_may_overflow(A.ctx) .. ") ring->near = 1; " ..
-         "if (ring->near) map_set(near_overflow, " .. by_user_data_key(A, "near_overflow") ..
-         ", (__u64)" .. A.req .. "); " ..
-         "__u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample " ..
-         "? 1 : 2; __u8 opcode = " .. A.opcode .. "; __auto_type entry = " .. new_request(A.req) ..
-         "; if (entry) *entry = map_val(requests, .req = (__u64)" .. A.req .. ", .keep = keep, " ..
-         ".opcode = opcode, .path = opcode == " .. op.POLL_ADD .. " ? 1 : 0, .submitted = nsecs); " ..
-         "if (keep != 1) return 0; if (" .. multishot("opcode") .. ") " ..
-         "map_set(by_user_data, " .. by_user_data_key(A) .. ", (__u64)" .. A.req .. ");"
+  return c([[
+    ring->submitted += 1; ${first_in_stint}
+    if (!ring->near && ${may_overflow}) ring->near = 1;
+    if (ring->near) map_set(near_overflow, ${near_key}, (__u64)${req});
+    __u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample ? 1 : 2;
+    __u8 opcode = ${opcode};
+    __auto_type entry = ${entry};
+    if (entry) *entry = map_val(requests, .req = (__u64)${req}, .keep = keep,
+                                .opcode = opcode, .path = opcode == ${POLL_ADD} ? 1 : 0,
+                                .submitted = nsecs);
+    if (keep != 1) return 0;
+    if (${multishot}) map_set(by_user_data, ${key}, (__u64)${req});]],
+    { first_in_stint = first_in_stint("ring->sqpoll"), may_overflow = cq_may_overflow(A.ctx),
+      near_key = by_user_data_key(A, "near_overflow"), req = A.req, opcode = A.opcode,
+      entry = new_request(A.req), POLL_ADD = op.POLL_ADD, multishot = multishot("opcode"),
+      key = by_user_data_key(A) })
 end
 
 -- C: puts ring CTX in the first free field of process_rings entry P.
 local function remember_ring(P, ctx)
   local t = {}
   for i, f in ipairs(RING_FIELDS) do
-    t[#t + 1] = (i > 1 and "else " or "") .. "if (!" .. P .. "->" .. f .. ") " .. P .. "->" .. f ..
-                " = (__u64)(" .. ctx .. "); "
+    t[#t + 1] = c("${else_}if (!${P}->${f}) ${P}->${f} = (__u64)(${ctx});",
+                  { else_ = i > 1 and "else " or "", P = P, f = f, ctx = ctx }) .. " "
   end
   return table.concat(t)
 end
 probe("tracepoint:io_uring:io_uring_create", {
-  action = "__auto_type claimed = " .. claim_ring("args.ctx") .. "; if (claimed) " ..
-           "claimed->sqpoll = !!(args.flags & " .. iouring.SETUP_SQPOLL .. "); map_set(owners, pid, 1); " ..
-           "map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx); " ..
-           "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) { " ..
-           "map_set(process_rings, pid, map_val(process_rings, .a = 0)); " ..
-           "rings_of = map_ptr(process_rings, pid); } if (rings_of) { " ..
-           remember_ring("rings_of", "args.ctx") .. "}",
+  action = c([[
+    __auto_type claimed = ${claim};
+    if (claimed) claimed->sqpoll = !!(args.flags & ${SQPOLL}); map_set(owners, pid, 1);
+    map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);
+    __auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) {
+      map_set(process_rings, pid, map_val(process_rings, .a = 0));
+      rings_of = map_ptr(process_rings, pid); } if (rings_of) { ${remember}}]],
+    { claim = claim_ring("args.ctx"), SQPOLL = iouring.SETUP_SQPOLL,
+      remember = remember_ring("rings_of", "args.ctx") }),
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
                     sq_thread = "(bool)(args.flags & " .. iouring.SETUP_SQPOLL .. ")" } },
@@ -335,8 +355,9 @@ local function hop(event, fields, path, at, A)
   A = A or classic
   probe(at or "tracepoint:io_uring:io_uring_" .. event, {
     filter = not path and kept(A.req) or nil,
-    action = path and "__auto_type r = " .. request_of(A.req) .. "; if (!r) return 0; " ..
-                      "r->path = " .. path .. "; if (r->keep != 1) return 0;",
+    action = path and c([[__auto_type r = ${entry}; if (!r) return 0;
+                          r->path = ${path}; if (r->keep != 1) return 0;]],
+                        { entry = request_of(A.req), path = path }),
     draw = { kind = "slice", name = event, category = cat, args = fields,
              names = fields.op and names, flow = { id = flow_of(A), point = "step" } },
   })
@@ -360,24 +381,27 @@ local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from requ
 local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
 probe("tracepoint:io_uring:io_uring_link", {
   filter = is_kept .. " && " .. kept("args.target_req"),
-  action = "map_set(linked, 0, 1); map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req), " ..
-           "(__u64)args.req); map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);",
+  action = c([[
+    map_set(linked, 0, 1);
+    map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req),
+            (__u64)args.req);
+    map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);]]),
 })
 local next_key = "map_key(chain_next, (__u64)args.ctx, (__u64)args.req)"
 local prev_key = "map_key(chain_prev, (__u64)args.ctx, (__u64)args.req)"
 probe(complete_at, {
-  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & " .. MORE .. ") && map_has(chain_next, " ..
-           next_key .. ")",
-  action = "__u64 next = map_get(chain_next, " .. next_key .. "); map_del(chain_next, " ..
-           next_key .. ");",
+  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chain_next, ${key})",
+             { cflags = C.cflags, MORE = MORE, key = next_key }),
+  action = c("__u64 next = map_get(chain_next, ${key}); map_del(chain_next, ${key});",
+             { key = next_key }),
   draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_of({ req = "next", ctx = "args.ctx" }) .. " ^ " .. chain_salt .. ")",
                     point = "begin" } },
 })
 probe(complete_at, {
-  filter = "map_get(linked, 0) && !(" .. C.cflags .. " & " .. MORE .. ") && map_has(chain_prev, " ..
-           prev_key .. ")",
-  action = "map_del(chain_prev, " .. prev_key .. ");",
+  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chain_prev, ${key})",
+             { cflags = C.cflags, MORE = MORE, key = prev_key }),
+  action = c("map_del(chain_prev, ${key});", { key = prev_key }),
   draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
 })
@@ -417,15 +441,18 @@ local traced_before_room = C == classic
 local last_cqe = map{ name = "last_cqe", type = "percpu_array", key = "u32",
                       value = { ring = "u64", user_data = "u64" }, size = 1 }
 local last_completion = traced_before_room and
-  ("{ __auto_type __l = map_ptr(last_cqe, 0); if (__l) { __l->ring = (__u64)args.ctx; " ..
-   "__l->user_data = " .. C.user_data .. "; } } ") or ""
+  c([[{ __auto_type __l = map_ptr(last_cqe, 0); if (__l) { __l->ring = (__u64)args.ctx;
+        __l->user_data = ${user_data}; } }]], { user_data = C.user_data }) .. " " or ""
 
 -- C: counts a completion on ring CTX (state `ring`), one in REAP_EVERY
 -- stamped with its time.
 local function count_completion(ctx)
-  return ("if (!(ring->completed %% %d)) { __u64 *__at = map_ptr(completion_times, %s * %d + " ..
-          "ring->completed / %d %% %d); if (__at) *__at = nsecs; } ring->completed += 1; "):format(
-    REAP_EVERY, ring_slot(ctx), REAP_KEPT, REAP_EVERY, REAP_KEPT)
+  return c([[
+    if (!(ring->completed % ${EVERY})) {
+      __u64 *__at = map_ptr(completion_times,
+                            ${slot} * ${KEPT} + ring->completed / ${EVERY} % ${KEPT});
+      if (__at) *__at = nsecs; }
+    ring->completed += 1;]], { EVERY = REAP_EVERY, KEPT = REAP_KEPT, slot = ring_slot(ctx) }) .. " "
 end
 
 -- Every completion of a traced ring is counted, sampled or not. The last
@@ -434,22 +461,32 @@ end
 -- found by user_data when the kernel gives no request pointer. A
 -- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
-  action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           count_completion("args.ctx") .. last_completion ..
-           "if ((" .. C.cflags .. " & " .. MORE .. ") || !args.req) { ring->aux += 1; " ..
-           "return 0; } __auto_type r = " .. request_of("args.req") .. "; if (!r) return 0; " ..
-           "__u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0; " ..
-           path_at_completion("args.req", "r_opcode") ..
-           count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
-           "if (" .. multishot("r_opcode") .. ") map_del(by_user_data, " .. by_user_data_key(C) .. "); " ..
-           "if (ring->near) map_del(near_overflow, " .. by_user_data_key(C, "near_overflow") .. "); " ..
-           "if (keep != 1) return 0; " .. first_in_stint("path == " .. IO_WORKER),
+  action = c([[
+    __auto_type ring = ${ring}; if (!ring) return 0;
+    ${count_completion}${last_completion}if ((${cflags} & ${MORE}) || !args.req) {
+      ring->aux += 1; return 0; }
+    __auto_type r = ${entry}; if (!r) return 0;
+    __u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0;
+    ${path_at_completion}${count_latency}
+    if (${multishot}) map_del(by_user_data, ${key});
+    if (ring->near) map_del(near_overflow, ${near_key});
+    if (keep != 1) return 0; ${first_in_stint}]],
+    { ring = ring_of("args.ctx"), count_completion = count_completion("args.ctx"),
+      last_completion = last_completion, cflags = C.cflags, MORE = MORE,
+      entry = request_of("args.req"),
+      path_at_completion = path_at_completion("args.req", "r_opcode"),
+      count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted"),
+      multishot = multishot("r_opcode"), key = by_user_data_key(C),
+      near_key = by_user_data_key(C, "near_overflow"),
+      first_in_stint = first_in_stint("path == " .. IO_WORKER) }) .. " ",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
 })
-local more_req = "(args.req ? (__u64)args.req : map_get(by_user_data, " .. by_user_data_key(C) .. "))"
+local more_req = c("(args.req ? (__u64)args.req : map_get(by_user_data, ${key}))",
+                   { key = by_user_data_key(C) })
 probe(complete_at, {
-  filter = "(" .. C.cflags .. " & " .. MORE .. ") && map_has(by_user_data, " .. by_user_data_key(C) .. ")",
+  filter = c("(${cflags} & ${MORE}) && map_has(by_user_data, ${key})",
+             { cflags = C.cflags, MORE = MORE, key = by_user_data_key(C) }),
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
@@ -462,22 +499,30 @@ probe(complete_at, {
 -- on the ring's track, with the ring's count of them so far.
 local overflow_key = "map_key(near_overflow, (__u64)args.ctx, args.user_data)"
 local overflow_multishot_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
+-- Where the kernel also fired io_uring_complete for it, the completion
+-- was counted there: only one not seen there is counted here.
+local not_counted_yet = traced_before_room and
+  c([[__auto_type last = map_ptr(last_cqe, 0);
+      if (!last || last->ring != (__u64)args.ctx || last->user_data != args.user_data) {]]) .. " "
+  or "{ "
 probe("tracepoint:io_uring:io_uring_cqe_overflow", {
-  action = "__auto_type ring = " .. ring_of("args.ctx") .. "; if (!ring) return 0; " ..
-           "ring->overflows += 1; __u64 overflows = ring->overflows, req = 0; bool ends = 0; " ..
-           "__u64 *total = map_ptr(enters, " .. OVERFLOWS .. "); if (total) *total += 1; " ..
-           (traced_before_room and
-              "__auto_type last = map_ptr(last_cqe, 0); if (!last || last->ring != (__u64)args.ctx " ..
-              "|| last->user_data != args.user_data) { " or "{ ") ..
-           count_completion("args.ctx") .. "if (args.cflags & " .. MORE .. ") ring->aux += 1; else { " ..
-           "req = map_get(near_overflow, " .. overflow_key .. "); " ..
-           "if (!req) req = map_get(by_user_data, " .. overflow_multishot_key .. "); " ..
-           "__auto_type r = req ? " .. request_of("req") .. " : NULL; if (r) { " ..
-           "__u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1; r->keep = 0; " ..
-           path_at_completion("req", "r_opcode") ..
-           count_latency("r_opcode", "path", "nsecs - r->submitted") .. " " ..
-           "map_del(near_overflow, " .. overflow_key .. "); " ..
-           "map_del(by_user_data, " .. overflow_multishot_key .. "); } } }",
+  action = c([[
+    __auto_type ring = ${ring}; if (!ring) return 0;
+    ring->overflows += 1; __u64 overflows = ring->overflows, req = 0; bool ends = 0;
+    __u64 *total = map_ptr(enters, ${OVERFLOWS}); if (total) *total += 1;
+    ${not_counted_yet}${count_completion}if (args.cflags & ${MORE}) ring->aux += 1; else {
+      req = map_get(near_overflow, ${key});
+      if (!req) req = map_get(by_user_data, ${multishot_key});
+      __auto_type r = req ? ${entry} : NULL; if (r) {
+        __u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1; r->keep = 0;
+        ${path_at_completion}${count_latency}
+        map_del(near_overflow, ${key});
+        map_del(by_user_data, ${multishot_key}); } } }]],
+    { ring = ring_of("args.ctx"), OVERFLOWS = OVERFLOWS, not_counted_yet = not_counted_yet,
+      count_completion = count_completion("args.ctx"), MORE = MORE, key = overflow_key,
+      multishot_key = overflow_multishot_key, entry = request_of("req"),
+      path_at_completion = path_at_completion("req", "r_opcode"),
+      count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted") }),
   draw = {
     { kind = "slice", name = "complete", category = cat, when = "ends",
       args = { res = "args.res", cflags = "args.cflags", overflowed = "(bool)1" },
@@ -531,8 +576,10 @@ local is_worker = "(args.prev->comm[4] == 'w')"  -- iou-wrk-*, not iou-sqp-*
 local owner_traced = "(param.all_rings || map_has(owners, pid))"
 -- C: the process's io-worker count, after ADD; drawn where `count` is set.
 local function count_workers(add)
-  return "__s64 *__n = map_ptr(live_workers, pid); if (!__n) { map_set(live_workers, pid, 0); " ..
-         "__n = map_ptr(live_workers, pid); } if (__n) { *__n += " .. add .. "; count = *__n; } " ..
+  return c([[
+    __s64 *__n = map_ptr(live_workers, pid); if (!__n) { map_set(live_workers, pid, 0);
+      __n = map_ptr(live_workers, pid); }
+    if (__n) { *__n += ${add}; count = *__n; }]], { add = add }) .. " " ..
          (add > 0 and "if (count > map_get(most_workers, pid)) map_set(most_workers, pid, count);"
                    or "")
 end
@@ -540,13 +587,15 @@ local workers_counter = { kind = "counter", name = "io-workers", category = cat,
                           args = { io_workers = "(__s64)count" }, when = "count >= 0" }
 probe("tp_btf:sched_switch", {
   filter = io_task .. " && " .. owner_traced,
-  action = "__u64 ran = args.prev->se.cfs_rq->rq->clock - args.prev->sched_info.last_arrival; " ..
-           "__u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid), *first = map_ptr(stint_first, tid); " ..
-           "if (first) { if (*first - 2 < begin) begin = *first - 2; map_del(stint_first, tid); } " ..
-           "if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs; " ..
-           "map_set(stint_ends, tid, nsecs); __s64 count = -1; " ..
-           "if (" .. is_worker .. " && !map_has(alive, tid)) { map_set(alive, tid, 1); " ..
-           "map_set(workers, tid, 1); " .. count_workers(1) .. " }",
+  action = c([[
+    __u64 ran = args.prev->se.cfs_rq->rq->clock - args.prev->sched_info.last_arrival;
+    __u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid), *first = map_ptr(stint_first, tid);
+    if (first) { if (*first - 2 < begin) begin = *first - 2; map_del(stint_first, tid); }
+    if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs;
+    map_set(stint_ends, tid, nsecs); __s64 count = -1;
+    if (${is_worker} && !map_has(alive, tid)) { map_set(alive, tid, 1);
+      map_set(workers, tid, 1); ${count_workers} }]],
+    { is_worker = is_worker, count_workers = count_workers(1) }),
   draw = {
     workers_counter,
     not issue_at and
@@ -556,8 +605,9 @@ probe("tp_btf:sched_switch", {
 -- An io-worker that exits leaves the count.
 probe("tracepoint:sched:sched_process_exit", {
   filter = "map_has(alive, tid) && " .. owner_traced,
-  action = "map_del(alive, tid); map_del(stint_ends, tid); map_del(stint_first, tid); " ..
-           "__s64 count = -1; " .. count_workers(-1),
+  action = c([[
+    map_del(alive, tid); map_del(stint_ends, tid); map_del(stint_first, tid);
+    __s64 count = -1; ${count_workers}]], { count_workers = count_workers(-1) }),
   draw = workers_counter,
 })
 
@@ -609,10 +659,11 @@ latency(syscall("io_uring_register", { "fd", "opcode", "nr_args" }))
 -- created before tracing has its enter slices, and no counters.
 local function queues(ring)
   -- Field by field: older kernels align each head and tail to a cache line.
-  local read = "__u32 sq_head = 0, sq_tail = 0, cq_head = 0, cq_tail = 0; if (state) { " ..
-               "struct io_rings *shared = ((struct io_ring_ctx *)" .. ring .. ")->rings; " ..
-               "sq_head = shared->sq.head; sq_tail = shared->sq.tail; " ..
-               "cq_head = shared->cq.head; cq_tail = shared->cq.tail; } "
+  local read = c([[
+    __u32 sq_head = 0, sq_tail = 0, cq_head = 0, cq_tail = 0; if (state) {
+      struct io_rings *shared = ((struct io_ring_ctx *)${ring})->rings;
+      sq_head = shared->sq.head; sq_tail = shared->sq.tail;
+      cq_head = shared->cq.head; cq_tail = shared->cq.tail; }]], { ring = ring }) .. " "
   local draw = { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
                  args = { in_flight = "state ? (__s64)(state->submitted - state->completed + " ..
                                       "state->aux) : 0",
@@ -623,18 +674,18 @@ end
 -- C: how long each stamped completion of ring CTX (state S) reaped since
 -- the last enter (from S->cq_head to cq_head) waited, of its last ones.
 local function time_reaping(ctx, S)
-  local span = REAP_EVERY * REAP_KEPT
-  return ("__u32 __slot = %s, __done = (__u32)%s->completed, " ..
-          "__from = reaped > %d ? cq_head - %d : %s->cq_head; " ..
-          "__from = (__from + %d) / %d * %d; " ..
-          "for (__u32 __i = 0; __i < %d; __i++) { __u32 __idx = __from + __i * %d; " ..
-          "if ((__s32)(__idx - cq_head) >= 0) break; if (__done - __idx - 1 >= %d) continue; " ..
-          "__u64 *__at = map_ptr(completion_times, __slot * %d + __idx / %d %% %d); " ..
-          "if (!__at || !*__at || *__at > nsecs) continue; " ..
-          "__u32 __s = mt_log_linear_slot(nsecs - *__at); " ..
-          "__u64 *__n = map_ptr(reap_times, __s < %d ? __s : %d); if (__n) *__n += 1; } "):format(
-    ring_slot(ctx), S, span, span, S, REAP_EVERY - 1, REAP_EVERY, REAP_EVERY, REAP_KEPT,
-    REAP_EVERY, span, REAP_KEPT, REAP_EVERY, REAP_KEPT, LATENCY_SLOTS, LATENCY_SLOTS - 1)
+  return c([[
+    __u32 __slot = ${slot}, __done = (__u32)${S}->completed,
+      __from = reaped > ${span} ? cq_head - ${span} : ${S}->cq_head;
+    __from = (__from + ${every_less_1}) / ${EVERY} * ${EVERY};
+    for (__u32 __i = 0; __i < ${KEPT}; __i++) { __u32 __idx = __from + __i * ${EVERY};
+      if ((__s32)(__idx - cq_head) >= 0) break; if (__done - __idx - 1 >= ${span}) continue;
+      __u64 *__at = map_ptr(completion_times, __slot * ${KEPT} + __idx / ${EVERY} % ${KEPT});
+      if (!__at || !*__at || *__at > nsecs) continue;
+      __u32 __s = mt_log_linear_slot(nsecs - *__at);
+      __u64 *__n = map_ptr(reap_times, __s < ${SLOTS} ? __s : ${LAST}); if (__n) *__n += 1; }]],
+    { slot = ring_slot(ctx), S = S, span = REAP_EVERY * REAP_KEPT, every_less_1 = REAP_EVERY - 1,
+      EVERY = REAP_EVERY, KEPT = REAP_KEPT, SLOTS = LATENCY_SLOTS, LAST = LATENCY_SLOTS - 1 }) .. " "
 end
 local since_start = "(__u32)(state ? state->%s - start.%s : 0)"
 local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
@@ -644,13 +695,16 @@ local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "fl
                         completed = since_start:format("completed", "completed") })
 enter.stop_filter = nil  -- a call has a stop only where its start was kept
 local read_entry, queues_at_entry = queues("ring")
-enter.start_action = "__u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd)); " ..
-                     "__auto_type state = " .. ring_of("ring") .. "; " ..
-                     "if (!state && !param.all_rings) return 0; " ..
-                     read_entry .. "__u32 reaped = 0; if (state) { " ..
-                     "reaped = state->entered ? cq_head - state->cq_head : 0; " ..
-                     "if (reaped) { " .. time_reaping("ring", "state") .. "} " ..
-                     "state->cq_head = cq_head; state->entered = 1; }"
+enter.start_action = c([[
+  __u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd));
+  __auto_type state = ${state};
+  if (!state && !param.all_rings) return 0;
+  ${read_entry}__u32 reaped = 0; if (state) {
+    reaped = state->entered ? cq_head - state->cq_head : 0;
+    if (reaped) { ${time_reaping}}
+    state->cq_head = cq_head; state->entered = 1; }]],
+  { state = ring_of("ring"), read_entry = read_entry,
+    time_reaping = time_reaping("ring", "state") })
 enter.start_draw = {
   queues_at_entry,
   { kind = "instant", name = "reaped", category = cat, track = { id = "ring", name = "ring" },
@@ -659,13 +713,16 @@ enter.start_draw = {
 local read_exit, queues_at_exit = queues("start.ring")
 -- Requests per enter, for the summary (counted per CPU: no atomic adds),
 -- but for waits for room on an SQ poll thread's queue, counted apart.
-enter.stop_action = "__auto_type state = " .. ring_of("start.ring") .. "; " .. read_exit ..
-                    ("if (args.ret >= 0 && !(start.flags & %d)) { __u64 *calls = map_ptr(enters, 0), " ..
-                     "*submitted = map_ptr(enters, 1); if (calls) *calls += 1; if (submitted) " ..
-                     "*submitted += args.ret; } if (start.flags & %d) { __u64 *__n = map_ptr(enters, %d); " ..
-                     "if (__n) *__n += 1; } if (start.flags & %d) { __u64 *__n = map_ptr(enters, %d); " ..
-                     "if (__n) *__n += 1; }"):format(iouring.ENTER_SQ_WAIT, iouring.ENTER_SQ_WAKEUP,
-                                                     SQ_WAKEUPS, iouring.ENTER_SQ_WAIT, SQ_WAITS)
+enter.stop_action = c([[
+  __auto_type state = ${state}; ${read_exit}if (args.ret >= 0 && !(start.flags & ${SQ_WAIT})) {
+    __u64 *calls = map_ptr(enters, 0), *submitted = map_ptr(enters, 1);
+    if (calls) *calls += 1; if (submitted) *submitted += args.ret; }
+  if (start.flags & ${SQ_WAKEUP}) {
+    __u64 *__n = map_ptr(enters, ${SQ_WAKEUPS}); if (__n) *__n += 1; }
+  if (start.flags & ${SQ_WAIT}) {
+    __u64 *__n = map_ptr(enters, ${SQ_WAITS}); if (__n) *__n += 1; }]],
+  { state = ring_of("start.ring"), read_exit = read_exit, SQ_WAIT = iouring.ENTER_SQ_WAIT,
+    SQ_WAKEUP = iouring.ENTER_SQ_WAKEUP, SQ_WAKEUPS = SQ_WAKEUPS, SQ_WAITS = SQ_WAITS })
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
 
@@ -673,20 +730,23 @@ latency(enter)
 -- when its process exits with it open (before the kernel closes its
 -- files), counted for the summary.
 local function count_unreaped(ctx)
-  local x = "((struct io_ring_ctx *)(" .. ctx .. "))"
-  return "{ __u32 __left = " .. x .. "->rings->cq.tail - " .. x .. "->rings->cq.head; " ..
-         "if (__left) { __u64 *__n = map_ptr(enters, " .. UNREAPED .. "), *__r = map_ptr(enters, " ..
-         RINGS_UNREAPED .. "); if (__n) *__n += __left; if (__r) *__r += 1; } } "
+  return c([[
+    { __u32 __left = ${x}->rings->cq.tail - ${x}->rings->cq.head;
+      if (__left) { __u64 *__n = map_ptr(enters, ${UNREAPED}), *__r = map_ptr(enters, ${RINGS});
+        if (__n) *__n += __left; if (__r) *__r += 1; } }]],
+    { x = "((struct io_ring_ctx *)(" .. ctx .. "))", UNREAPED = UNREAPED,
+      RINGS = RINGS_UNREAPED }) .. " "
 end
 local closed_key = "map_key(ring_of_fd, pid, args.fd)"
 probe("tracepoint:syscalls:sys_enter_close", {
   filter = "map_has(owners, pid) && map_has(ring_of_fd, " .. closed_key .. ")",
   action = (function()
-    local t = { "__u64 ctx = map_get(ring_of_fd, " .. closed_key .. "); map_del(ring_of_fd, " ..
-                closed_key .. "); " .. count_unreaped("ctx") ..
-                "__auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) { " }
+    local t = { c([[
+      __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key});
+      ${count_unreaped}__auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) {]],
+      { key = closed_key, count_unreaped = count_unreaped("ctx") }) .. " " }
     for _, f in ipairs(RING_FIELDS) do
-      t[#t + 1] = "if (rings_of->" .. f .. " == ctx) rings_of->" .. f .. " = 0; "
+      t[#t + 1] = c("if (rings_of->${f} == ctx) rings_of->${f} = 0;", { f = f }) .. " "
     end
     return table.concat(t) .. "} return 0;"
   end)(),
@@ -696,7 +756,8 @@ probe("tracepoint:sched:sched_process_exit", {
   action = (function()
     local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
     for _, f in ipairs(RING_FIELDS) do
-      t[#t + 1] = "if (rings_of->" .. f .. ") " .. count_unreaped("rings_of->" .. f)
+      t[#t + 1] = c("if (rings_of->${f}) ${count}",
+                    { f = f, count = count_unreaped("rings_of->" .. f) }) .. " "
     end
     return table.concat(t) .. "map_del(process_rings, pid); return 0;"
   end)(),

@@ -118,6 +118,26 @@ TEST(LuaScript, RequiresBuiltInModules) {
   EXPECT_NO_THROW(l.script.declare());
 }
 
+// C templates fill ${name}s and join their lines into one; a name left
+// without a value is an error at the line that filled the template.
+TEST(LuaScript, CTemplatesFillNamesAndJoinLines) {
+  Loaded l(R"(local c = require("ctemplate").c
+local filled = c([[
+  if (${test}) {
+    x = ${n};
+  }
+]], { test = "args.x > 1", n = 3 })
+assert(filled == "if (args.x > 1) { x = 3; }", filled)
+c("y = ${missing};", {})
+)");
+  try {
+    l.script.declare();
+    FAIL() << "a missing name was filled";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "t.lua:8: C template: no value for ${missing}");
+  }
+}
+
 TEST(LuaScript, QuantilesComeBackFromLogLinearSlots) {
   // Slots as mt_log_linear_slot() numbers them: 0..7 alone, then 8 per power of two.
   Loaded l(R"(local q = require 'quantiles'
