@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The driver of bench/uring.sh: runs the io_uring workloads under each tracer and prints the report.
-Arguments come from the shell script, in its order."""
+Arguments come from the shell script, in its order.
+Over 500 lines: the workloads, the tracers, the measurements and the report of one benchmark."""
 import contextlib, json, os, re, select, signal, statistics, subprocess, sys, threading, time
 
 mt, storm, here, tmp, fio_file = sys.argv[1:6]

@@ -1,3 +1,4 @@
+// Checks a trace against Perfetto's FXT import rules (fxt_validator.h).
 #include "tests/fxt_validator.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Runs the catalogue of bad inputs and faults (catalogue.h).
 #include "tests/e2e/catalogue.h"
 
 #include <filesystem>

@@ -1,3 +1,4 @@
+// Runs moontrace and the workloads as subprocesses for the end-to-end tests.
 #include "tests/e2e/e2e_support.h"
 
 #include <fcntl.h>

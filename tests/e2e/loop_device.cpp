@@ -1,3 +1,4 @@
+// Sets up and tears down the private loop device of the block-layer tests.
 #include "tests/e2e/loop_device.h"
 
 #include <fcntl.h>

@@ -1,5 +1,6 @@
 // Aggregations, latency pairs and script maps: declaration in, generated C
 // out, and that C compiled to a BPF object whose maps libbpf can read.
+// Over 500 lines: one test per kind of aggregation and map, sharing one compile fixture.
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 

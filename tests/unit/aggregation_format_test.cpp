@@ -1,5 +1,6 @@
 // Aggregations and script maps as text (the bcc shapes) and as JSON lines,
 // from snapshots built by hand.
+// Over 500 lines: one test per output shape (bcc text and JSON) of each aggregation kind.
 #include "output/aggregation_format.h"
 
 #include <gtest/gtest.h>

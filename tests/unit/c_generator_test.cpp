@@ -1,3 +1,4 @@
+// C generation: a declaration and resolved probes in, the BPF C text out.
 #include "codegen/c_generator.h"
 
 #include <gtest/gtest.h>

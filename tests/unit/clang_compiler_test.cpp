@@ -1,3 +1,4 @@
+// The in-process Clang: C in, a BPF object with BTF or errors at script columns out.
 #include "compiler/clang_compiler.h"
 
 #include <gtest/gtest.h>

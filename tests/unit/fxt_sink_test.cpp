@@ -2,6 +2,7 @@
 // out, read back with read_fxt and checked against Perfetto's import rules
 // (tests/fxt_validator.h). No BPF, no Lua: declarations, generated probes
 // and record layouts are built here.
+// Over 500 lines: one test per drawing rule, each with records laid out by hand.
 #include "trace/fxt_sink.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// The FXT writer: each record kind's bytes, string and thread tables, argument limits.
+// Over 500 lines: one test per record kind and table rule, each with its expected bytes.
 #include "trace/fxt_writer.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// The Lua front end: scripts in, declarations, errors at their lines, and stdlib modules out.
 #include "script/lua_script.h"
 
 #include <gtest/gtest.h>

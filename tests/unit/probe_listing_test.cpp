@@ -1,3 +1,4 @@
+// -l: probe patterns, and the probes and arguments a fake kernel lists.
 #include "kernel/probe_listing.h"
 
 #include <gtest/gtest.h>

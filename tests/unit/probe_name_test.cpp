@@ -1,3 +1,4 @@
+// Probe names: text in, kind and parts out; glob matching.
 #include "kernel/probe_name.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// Record decoding: layouts from BTF, bytes in, Lua tables and text out.
 #include "run/record_decoder.h"
 
 #include <bpf/btf.h>

@@ -1,3 +1,4 @@
+// A script's parameters: command-line words in, typed values and --help out.
 #include "script/script_params.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// Finding where in the script an expression was written.
 #include "codegen/source_locator.h"
 
 #include <gtest/gtest.h>
