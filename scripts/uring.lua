@@ -19,7 +19,6 @@
 -- it runs, until Ctrl-C.
 -- Parameters: --sample PERCENT, --all_rings; -o FILE names the trace.
 -- Over 500 lines: its views share their maps and helpers, so they are one script.
-
 local sample = param("sample", { type = "uint", default = 100,
   help = "percent of requests to trace (1-100), decided once at submission" })
 param("all_rings", { type = "bool", default = false,
