@@ -224,7 +224,10 @@ static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id
   struct mt_latency_counts *c = mt_latency_counts_of(id);
   __u64 *found = bpf_map_lookup_elem(map, key);
   if (!found || !*found) {
-    if (c)
+    /* Stops run for every process (a pair begun in a target may end in an
+     * interrupt or another task); one without a start is the target's own
+     * unmatched stop only where it ran in a target. */
+    if (c && mt_is_target())
       c->unmatched += 1;
     return false;
   }
