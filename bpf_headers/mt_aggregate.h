@@ -199,7 +199,9 @@ static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) 
 /* `start` is the pair's value struct, whose first member is the time (0:
  * no start pending). A key keeps its entry once stopped, and the next start
  * of the key writes it in place: an LRU map's update and delete cost far
- * more than lookups, and a thread or a request slot starts again soon. */
+ * more than lookups, and a thread or a request slot starts again soon.
+ * `size` is a constant where these inline, so the copies are plain loads
+ * and stores (a probe read costs a helper call). */
 static __always_inline void mt_latency_start(void *map, const void *key, void *start, __u32 size,
                                              __u64 now, __u32 id) {
   *(__u64 *)start = now;
@@ -212,7 +214,7 @@ static __always_inline void mt_latency_start(void *map, const void *key, void *s
       c->starts += 1;
   }
   if (found)
-    bpf_probe_read_kernel(found, size, start);
+    __builtin_memcpy(found, start, size);
   else
     bpf_map_update_elem(map, key, start, BPF_ANY);
 }
@@ -231,7 +233,7 @@ static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id
       c->unmatched += 1;
     return false;
   }
-  bpf_probe_read_kernel(start, size, found);
+  __builtin_memcpy(start, found, size);
   *found = 0;
   *latency = now - *(__u64 *)start;
   if (c)
