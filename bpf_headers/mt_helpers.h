@@ -60,6 +60,27 @@ static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size, __u64 f
   })
 #define __mt_idx(p, i) __mt_deref((p) + (i))
 
+/* A number read through a pointer to a kernel struct: where the kernel has
+ * the kfunc bpf_rdonly_cast (6.2 and later) and the program reads kernel
+ * memory, a plain load, which the verifier guards against faults, instead
+ * of a probe read's helper call. The compiler writes __mt_ld(p, path, T),
+ * T being p's struct, for numbers, and for pointers that are only followed
+ * on (`p->a->b`): a pointer loaded this way is one the verifier forbids
+ * arithmetic on. MT_DIRECT_LOADS (set per program) says whether they load
+ * directly, for C that picks its reads by it. */
+#ifndef MT_HAVE_RDONLY_CAST
+#define MT_HAVE_RDONLY_CAST 0
+#endif
+#if MT_HAVE_RDONLY_CAST
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __attribute__((section(".ksyms")));
+#define __mt_ld(p, path, T)                                                              \
+  (MT_DIRECT_LOADS                                                                       \
+       ? ((T *)bpf_rdonly_cast((const void *)(p), __builtin_btf_type_id(*(T *)0, 1)))->path \
+       : __mt_rd(p, path))
+#else
+#define __mt_ld(p, path, T) __mt_rd(p, path)
+#endif
+
 /* The low 32 bits of a kernel address, as a number to hash or combine: a
  * tp_btf or fentry program may compare and store a typed pointer, but the
  * verifier refuses arithmetic on it (the compiler turns (__u32)p << 32 into

@@ -314,9 +314,10 @@ class ProbeWriter {
       out_ << "  " + retval_type + " retval = (" + retval_type + ")" + retval_src +
                   ";\n  (void)retval;\n";
     if (reads_user)
-      out_ << "#define MT_PROBE_READ bpf_probe_read_user\n";
+      out_ << "#define MT_PROBE_READ bpf_probe_read_user\n#define MT_DIRECT_LOADS 0\n";
     else
-      out_ << "#define MT_PROBE_READ bpf_probe_read_kernel\n";
+      out_ << "#define MT_PROBE_READ bpf_probe_read_kernel\n"
+              "#define MT_DIRECT_LOADS MT_HAVE_RDONLY_CAST\n";
 
     std::set<std::string> used;
     for (const Expression *e : expressions_of(*in_.decl, decl))
@@ -391,7 +392,7 @@ class ProbeWriter {
     out_ << "  return 0;\n}\n";
     if (record_context)
       out_ << "#undef args\n";
-    out_ << "#undef MT_PROBE_READ\n";
+    out_ << "#undef MT_PROBE_READ\n#undef MT_DIRECT_LOADS\n";
     return gp;
   }
 
@@ -787,6 +788,9 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     head << "#define MT_NUM_AGGREGATIONS " + std::to_string(decl.aggregations.size()) + "\n";
   if (!decl.latencies.empty())
     head << "#define MT_NUM_LATENCIES " + std::to_string(decl.latencies.size()) + "\n";
+  // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
+  if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
+    head << "#define MT_HAVE_RDONLY_CAST 1\n";
   head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n";
   if (types) {
     std::string defs = types->definitions();

@@ -3,6 +3,7 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Expr.h>
+#include <clang/AST/ParentMapContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Lex/Lexer.h>
@@ -114,6 +115,41 @@ const MemberExpr *arrow_root(const Expr *lvalue) {
   }
 }
 
+// "struct NAME" (or union) when `pointer` points at a named kernel type (the
+// generator marks those preserve_access_index), which bpf_rdonly_cast can
+// cast to; else "".
+std::string kernel_record_of(const Expr *pointer) {
+  QualType pointee = pointer->getType()->getPointeeType();
+  const auto *record = pointee.isNull() ? nullptr : pointee->getAsRecordDecl();
+  if (!record || !record->getIdentifier() || !record->hasAttr<BPFPreserveAccessIndexAttr>())
+    return "";
+  return std::string(record->isUnion() ? "union " : "struct ") + record->getName().str();
+}
+
+// Whether `lvalue` (reached from an arrow's base through members and
+// subscripts) can be loaded through a cast pointer: it is at a constant
+// offset (the verifier takes no other), and a number, or a pointer that is
+// only the base of another arrow (a loaded pointer is one the verifier
+// forbids arithmetic on, so it must go nowhere else).
+bool loads_directly(const Expr *lvalue, const MemberExpr *arrow, bool arrow_base,
+                    const ASTContext &context) {
+  QualType type = lvalue->getType();
+  if (!type->isIntegralOrEnumerationType() && !(arrow_base && type->isPointerType()))
+    return false;
+  for (const Expr *e = lvalue->IgnoreParens(); e != arrow;) {
+    if (const auto *member = dyn_cast<MemberExpr>(e)) {
+      e = member->getBase()->IgnoreParens();
+    } else if (const auto *sub = dyn_cast<ArraySubscriptExpr>(e)) {
+      if (!sub->getIdx()->isIntegerConstantExpr(context))
+        return false;
+      e = subscripted_array(sub);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool is_bit_field(const Expr *lvalue) {
   const auto *member = dyn_cast<MemberExpr>(lvalue->IgnoreParens());
   const auto *field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
@@ -180,7 +216,10 @@ class ReadEdits {
 class Visitor : public RecursiveASTVisitor<Visitor> {
  public:
   Visitor(ASTContext &context, Rewriter &rewriter)
-      : sm_(context.getSourceManager()), lang_(context.getLangOpts()), rewriter_(rewriter) {}
+      : context_(context),
+        sm_(context.getSourceManager()),
+        lang_(context.getLangOpts()),
+        rewriter_(rewriter) {}
 
   // Unevaluated operands read nothing.
   bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) { return true; }
@@ -195,12 +234,42 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   // assignment targets carry no lvalue-to-rvalue conversion.
   bool VisitImplicitCastExpr(ImplicitCastExpr *cast) {
     if (cast->getCastKind() == CK_LValueToRValue)
-      rewrite_read(cast->getSubExpr()->IgnoreParens());
+      rewrite_read(cast->getSubExpr()->IgnoreParens(), is_arrow_base(cast));
     return true;
   }
 
  private:
-  void rewrite_read(const Expr *lvalue) {
+  // Whether `e` is the base of a `->` whose lvalue (with what follows it:
+  // members, subscripts) is loaded, so that e's value goes nowhere else.
+  bool is_arrow_base(const Expr *e) const {
+    bool in_arrow = false;
+    for (;;) {
+      auto parents = context_.getParents(*e);
+      if (parents.size() != 1)
+        return false;
+      const Expr *parent = parents[0].get<Expr>();
+      if (!parent)
+        return false;
+      if (const auto *member = dyn_cast<MemberExpr>(parent)) {
+        if (member->getBase() != e)
+          return false;
+        in_arrow = in_arrow || member->isArrow();
+      } else if (const auto *sub = dyn_cast<ArraySubscriptExpr>(parent)) {
+        if (!in_arrow || sub->getBase() != e)
+          return false;
+      } else if (const auto *cast = dyn_cast<ImplicitCastExpr>(parent)) {
+        if (cast->getCastKind() == CK_LValueToRValue)
+          return in_arrow;
+        if (cast->getCastKind() != CK_ArrayToPointerDecay || !in_arrow)
+          return false;
+      } else if (!isa<ParenExpr>(parent)) {
+        return false;
+      }
+      e = parent;
+    }
+  }
+
+  void rewrite_read(const Expr *lvalue, bool arrow_base) {
     if (!needs_read(lvalue) || is_bit_field(lvalue))
       return;
     ReadEdits edits(sm_, lang_, sm_.getMainFileID());
@@ -208,13 +277,16 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     if (!lvalue->getEndLoc().isFileID())
       edits.fail();
     if (const MemberExpr *arrow = arrow_root(lvalue)) {
-      // p->path => __mt_rd(p, path)
-      edits.open_before(arrow->getBase(), "__mt_rd(");
+      // p->path => __mt_rd(p, path), or __mt_ld(p, path, struct T) for a
+      // number in a kernel struct (a plain load where the kernel allows)
+      std::string record = kernel_record_of(arrow->getBase());
+      bool load = !record.empty() && loads_directly(lvalue, arrow, arrow_base, context_);
+      edits.open_before(arrow->getBase(), load ? "__mt_ld(" : "__mt_rd(");
       SourceLocation op_loc = arrow->getOperatorLoc();
       if (op_loc.isInvalid())
         op_loc = token_after(arrow->getBase(), tok::arrow);
       edits.replace_token(op_loc, 2, ", ");
-      edits.close_after(lvalue, ")");
+      edits.close_after(lvalue, load ? ", " + record + ")" : ")");
     } else if (const auto *op = dyn_cast<UnaryOperator>(lvalue)) {
       // *p => __mt_deref(p)
       edits.replace_token(op->getOperatorLoc(), 1, "__mt_deref(");
@@ -241,6 +313,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     return token && token->is(kind) ? token->getLocation() : SourceLocation();
   }
 
+  ASTContext &context_;
   const SourceManager &sm_;
   const LangOptions &lang_;
   Rewriter &rewriter_;

@@ -658,18 +658,18 @@ latency(syscall("io_uring_register", { "fd", "opcode", "nr_args" }))
 -- "reaped" mark of how many since the one before. With --all_rings, a ring
 -- created before tracing has its enter slices, and no counters.
 local function queues(ring)
-  -- Both queues in one read where they are 16 adjacent bytes (a probe read
-  -- costs a helper call); field by field where the kernel aligns each head
-  -- and tail to a cache line (older kernels).
+  -- Plain loads where the engine has them (MT_DIRECT_LOADS), which needs
+  -- the pointer followed in the same expression; else a probe read of the
+  -- pointer, and of each field.
   local read = c([[
-    __u32 sq_head = 0, sq_tail = 0, cq_head = 0, cq_tail = 0; if (state) {
+    __u32 sq_head = 0, sq_tail = 0, cq_head = 0, cq_tail = 0; if (state && MT_DIRECT_LOADS) {
+      struct io_ring_ctx *x = (struct io_ring_ctx *)${ring};
+      sq_head = x->rings->sq.head; sq_tail = x->rings->sq.tail;
+      cq_head = x->rings->cq.head; cq_tail = x->rings->cq.tail;
+    } else if (state) {
       struct io_rings *shared = ((struct io_ring_ctx *)${ring})->rings;
-      if (sizeof(struct io_uring) == 2 * sizeof(__u32)) { struct io_uring q[2];
-        if (!bpf_probe_read_kernel(q, sizeof(q), &shared->sq)) {
-          sq_head = q[0].head; sq_tail = q[0].tail; cq_head = q[1].head; cq_tail = q[1].tail; }
-      } else {
-        sq_head = shared->sq.head; sq_tail = shared->sq.tail;
-        cq_head = shared->cq.head; cq_tail = shared->cq.tail; } }]],
+      sq_head = shared->sq.head; sq_tail = shared->sq.tail;
+      cq_head = shared->cq.head; cq_tail = shared->cq.tail; }]],
     { ring = ring }) .. " "
   local draw = { kind = "counter", name = "queues", category = cat, track = { id = ring, name = "ring" },
                  args = { in_flight = "state ? (__s64)(state->submitted - state->completed + " ..

@@ -67,15 +67,32 @@ CompileResult compile(const std::string &source, std::set<std::string> functions
 
 TEST(DerefRewriter, NestsArrowChains) {
   auto result = compile(kprobe("  s += o->in->x;\n  s += o->next->next->val.x;"));
-  EXPECT_HAS(result, "s += __mt_rd(__mt_rd(o, in), x);");
-  EXPECT_HAS(result, "s += __mt_rd(__mt_rd(__mt_rd(o, next), next), val.x);");
+  EXPECT_HAS(result, "s += __mt_rd(__mt_ld(o, in, struct rw_outer), x);");
+  EXPECT_HAS(result,
+             "s += __mt_ld(__mt_ld(__mt_ld(o, next, struct rw_outer), next, struct rw_outer), "
+             "val.x, struct rw_outer);");
   EXPECT_TRUE(result.diagnostics.empty()) << describe(result);
+}
+
+// Numbers in kernel structs, and pointers only followed on, load directly
+// where the kernel has bpf_rdonly_cast: a kfunc call instead of a helper's.
+TEST(DerefRewriter, LoadsKernelNumbersThroughACastWhereTheKernelCan) {
+  std::string source = kprobe("  s += o->next->val.x + o->in->x + (long)o->ptr;");
+  source.replace(source.find("#define MT_PROBE_READ"), 0, "#define MT_DIRECT_LOADS 1\n");
+  auto plain = compile(source);
+  auto direct = compile("#define MT_HAVE_RDONLY_CAST 1\n" + source);
+  EXPECT_HAS(direct, "__mt_ld(__mt_ld(o, next, struct rw_outer), val.x, struct rw_outer)");
+  EXPECT_HAS(direct, "__mt_rd(__mt_ld(o, in, struct rw_outer), x)");  // rw_inner: not the kernel's
+  EXPECT_HAS(direct, "(long)__mt_rd(o, ptr)");  // a pointer that goes on as a number
+  EXPECT_NE(direct.object, plain.object);
+  EXPECT_NE(std::string(direct.object.begin(), direct.object.end()).find("bpf_rdonly_cast"),
+            std::string::npos);
 }
 
 TEST(DerefRewriter, KeepsDotPathInOneRead) {
   auto result =
       compile(kprobe("  s += o->val.x;\n  struct rw_inner whole = o->val;\n  s += whole.x;"));
-  EXPECT_HAS(result, "s += __mt_rd(o, val.x);");
+  EXPECT_HAS(result, "s += __mt_ld(o, val.x, struct rw_outer);");
   EXPECT_HAS(result, "struct rw_inner whole = __mt_rd(o, val);");
   EXPECT_HAS(result, "s += whole.x;");
 }
@@ -83,15 +100,17 @@ TEST(DerefRewriter, KeepsDotPathInOneRead) {
 TEST(DerefRewriter, ReadsArrayMembersInPath) {
   auto result =
       compile(kprobe("  s += o->arr[3];\n  s += o->items[1].x;\n  s += o->arr[o->val.x];"));
-  EXPECT_HAS(result, "s += __mt_rd(o, arr[3]);");
-  EXPECT_HAS(result, "s += __mt_rd(o, items[1].x);");
-  EXPECT_HAS(result, "s += __mt_rd(o, arr[__mt_rd(o, val.x)]);");
+  EXPECT_HAS(result, "s += __mt_ld(o, arr[3], struct rw_outer);");
+  EXPECT_HAS(result, "s += __mt_ld(o, items[1].x, struct rw_outer);");
+  EXPECT_HAS(result, "s += __mt_rd(o, arr[__mt_ld(o, val.x, struct rw_outer)]);");
 }
 
 TEST(DerefRewriter, IndexesPointers) {
   auto result = compile(kprobe("  s += o->ptr[2];\n  s += o->in->p[o->val.x];"));
   EXPECT_HAS(result, "s += __mt_idx(__mt_rd(o, ptr), 2);");
-  EXPECT_HAS(result, "s += __mt_idx(__mt_rd(__mt_rd(o, in), p), __mt_rd(o, val.x));");
+  EXPECT_HAS(result,
+             "s += __mt_idx(__mt_rd(__mt_ld(o, in, struct rw_outer), p), "
+             "__mt_ld(o, val.x, struct rw_outer));");
 }
 
 TEST(DerefRewriter, Dereferences) {
@@ -143,14 +162,14 @@ TEST(DerefRewriter, LeavesWrittenLvalues) {
 
 TEST(DerefRewriter, ReadsAnonymousMembers) {
   auto result = compile(kprobe("  s += o->u + o->anon_y;"));
-  EXPECT_HAS(result, "s += __mt_rd(o, u) + __mt_rd(o, anon_y);");
+  EXPECT_HAS(result, "s += __mt_ld(o, u, struct rw_outer) + __mt_ld(o, anon_y, struct rw_outer);");
 }
 
 TEST(DerefRewriter, LeavesMacroArgumentsAndBitFields) {
   auto result = compile(kprobe("  s += PASS(o->in->x);\n  s += o->bits;\n  s += PASS(o)->val.x;"));
   EXPECT_HAS(result, "s += PASS(o->in->x);");
   EXPECT_HAS(result, "s += o->bits;");
-  EXPECT_HAS(result, "s += __mt_rd(PASS(o), val.x);");
+  EXPECT_HAS(result, "s += __mt_ld(PASS(o), val.x, struct rw_outer);");
 }
 
 TEST(DerefRewriter, LeavesContextRecordAndMapValues) {
@@ -194,10 +213,11 @@ int f(struct mt_args_0 *__ctx) {
   auto result = compile(source);
   EXPECT_HAS(result,
              "if (!(args.n > 1 && args.vals[2] && __mt_deref(args.ip) && "
-             "__mt_rd(__mt_rd(args.o, in), x)))");
+             "__mt_rd(__mt_ld(args.o, in, struct rw_outer), x)))");
   EXPECT_HAS(result, "struct mt_rec_0 *__r = mt_reserve(0, sizeof(*__r), &__submit);");
   EXPECT_HAS(result, "__r->__probe = 0;");
-  EXPECT_HAS(result, "__r->a = (__mt_rd(args.o, val.x) + __mt_idx(args.ip, args.n));");
+  EXPECT_HAS(result,
+             "__r->a = (__mt_ld(args.o, val.x, struct rw_outer) + __mt_idx(args.ip, args.n));");
   EXPECT_HAS(result, "__r->a += __r->__probe;");
   EXPECT_HAS(result, "__r->a += *lost;");
 }
@@ -208,7 +228,7 @@ TEST(DerefRewriter, LoadsMapValuesFromMapPtrDirectly) {
       "  __u32 key = 0;\n"
       "  __auto_type v = ({ __u32 __k = key; (__u64 *)bpf_map_lookup_elem(&mt_lost, &__k); });\n"
       "  if (v)\n    s += *v + o->val.x;"));
-  EXPECT_HAS(result, "s += *v + __mt_rd(o, val.x);");
+  EXPECT_HAS(result, "s += *v + __mt_ld(o, val.x, struct rw_outer);");
 }
 
 TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
@@ -218,7 +238,9 @@ TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
              "__ctx->si};\n"
              "  s += args.file->in->x + *(int *)args.raw;"));
   EXPECT_HAS(result, "(typeof(args.file))__ctx->di, __ctx->si};");
-  EXPECT_HAS(result, "s += __mt_rd(__mt_rd(args.file, in), x) + __mt_deref((int *)args.raw);");
+  EXPECT_HAS(result,
+             "s += __mt_rd(__mt_ld(args.file, in, struct rw_outer), x) + "
+             "__mt_deref((int *)args.raw);");
 }
 
 TEST(DerefRewriter, LeavesOtherFunctions) {
