@@ -237,29 +237,60 @@ uint64_t FxtSink::arrived(uint32_t probe, const void *data, size_t size) {
 }
 
 void FxtSink::write_args(const Plan &p, const unsigned char *bytes) {
+  writer_->start(args_);
+  for (const Plan::Arg &a : p.args)
+    write_arg(a, bytes);
+}
+
+// Perfetto keeps each argument of a counter as a series of its own (named
+// after the counter and the argument, per process), whose value holds until
+// its next sample: a sample writes only the values that changed since the
+// counter's last one. False when none did: nothing to write.
+bool FxtSink::write_changed_args(const Plan &p, FxtRef counter, uint64_t pid,
+                                 const unsigned char *bytes) {
+  if (last_counter_values_.size() >= kMaxCounters)
+    last_counter_values_.clear();  // all values are written again, as first samples
+  std::string &last = last_counter_values_[pid << 32 | counter.id];
+  bool first = last.empty();
+  writer_->start(args_);
+  bool changed = false;
+  size_t at = 0;
+  for (const Plan::Arg &a : p.args) {
+    std::string_view value(reinterpret_cast<const char *>(bytes + a.offset), a.size);
+    if (first || last.compare(at, a.size, value) != 0) {
+      write_arg(a, bytes);
+      changed = true;
+    }
+    if (first)
+      last.append(value);
+    else
+      last.replace(at, a.size, value);
+    at += a.size;
+  }
+  return changed;
+}
+
+void FxtSink::write_arg(const Plan::Arg &a, const unsigned char *bytes) {
   using Op = Plan::Arg::Op;
   FxtWriter &w = *writer_;
-  w.start(args_);
-  for (const Plan::Arg &a : p.args) {
-    const unsigned char *at = bytes + a.offset;
-    switch (a.op) {
-      case Op::U8: w.arg_uint(args_, a.name, *at); break;
-      case Op::U16: w.arg_uint(args_, a.name, load_as<uint16_t>(at)); break;
-      case Op::U32: w.arg_uint(args_, a.name, load_as<uint32_t>(at)); break;
-      case Op::U64: w.arg_uint(args_, a.name, load_as<uint64_t>(at)); break;
-      case Op::S8: w.arg_int(args_, a.name, static_cast<int8_t>(*at)); break;
-      case Op::S16: w.arg_int(args_, a.name, load_as<int16_t>(at)); break;
-      case Op::S32: w.arg_int(args_, a.name, load_as<int32_t>(at)); break;
-      case Op::S64: w.arg_int(args_, a.name, load_as<int64_t>(at)); break;
-      case Op::Pointer: w.arg_pointer(args_, a.name, load_as<uint64_t>(at)); break;
-      case Op::Bool: w.arg_bool(args_, a.name, *at != 0); break;
-      case Op::String: {
-        const char *s = reinterpret_cast<const char *>(at);
-        w.arg_string(args_, a.name, std::string_view(s, strnlen(s, a.size)));
-        break;
-      }
-      case Op::Other: other_arg(a, at); break;
+  const unsigned char *at = bytes + a.offset;
+  switch (a.op) {
+    case Op::U8: w.arg_uint(args_, a.name, *at); break;
+    case Op::U16: w.arg_uint(args_, a.name, load_as<uint16_t>(at)); break;
+    case Op::U32: w.arg_uint(args_, a.name, load_as<uint32_t>(at)); break;
+    case Op::U64: w.arg_uint(args_, a.name, load_as<uint64_t>(at)); break;
+    case Op::S8: w.arg_int(args_, a.name, static_cast<int8_t>(*at)); break;
+    case Op::S16: w.arg_int(args_, a.name, load_as<int16_t>(at)); break;
+    case Op::S32: w.arg_int(args_, a.name, load_as<int32_t>(at)); break;
+    case Op::S64: w.arg_int(args_, a.name, load_as<int64_t>(at)); break;
+    case Op::Pointer: w.arg_pointer(args_, a.name, load_as<uint64_t>(at)); break;
+    case Op::Bool: w.arg_bool(args_, a.name, *at != 0); break;
+    case Op::String: {
+      const char *s = reinterpret_cast<const char *>(at);
+      w.arg_string(args_, a.name, std::string_view(s, strnlen(s, a.size)));
+      break;
     }
+    case Op::Other: other_arg(a, at); break;
   }
 }
 
@@ -310,7 +341,8 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
     // A flow point needs an open slice: an end's is the one it closes.
     if (flow && p.kind == DrawDecl::Kind::End)
       flow_point(p.flow_point, pid, thread, ts, p.category_ref, key);
-    write_args(p, bytes);
+    if (p.kind != DrawDecl::Kind::Counter)
+      write_args(p, bytes);
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
@@ -338,8 +370,9 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
         // Perfetto keeps counters per process, by name: a keyed track's
         // counters are named after it, so each track has its own.
         uint64_t id = 0;
-        w.write(fxt::kCounter, thread, ts, p.category_ref,
-                keyed ? counter_name(*keyed, p) : p.name_ref, args_, &id);
+        FxtRef name = keyed ? counter_name(*keyed, p) : p.name_ref;
+        if (write_changed_args(p, name, pid, bytes))
+          w.write(fxt::kCounter, thread, ts, p.category_ref, name, args_, &id);
         break;
       }
     }

@@ -102,6 +102,8 @@ class FxtSink {
     std::vector<Arg> args{};
   };
   void write_args(const Plan &p, const unsigned char *bytes);
+  void write_arg(const Plan::Arg &a, const unsigned char *bytes);
+  bool write_changed_args(const Plan &p, FxtRef counter, uint64_t pid, const unsigned char *bytes);
   void other_arg(const Plan::Arg &a, const unsigned char *at);
   static Plan::Arg::Op arg_op(const RecordField &f);
 
@@ -154,6 +156,10 @@ class FxtSink {
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   FxtArgWords args_;                            // reused per event
+  // Each counter's last values (its arguments' bytes, in order), by
+  // process << 32 | name: at most kMaxCounters, then forgotten.
+  static constexpr size_t kMaxCounters = 1 << 16;
+  std::unordered_map<uint64_t, std::string> last_counter_values_;
   static constexpr size_t kMaxOpenFlows = 1 << 20;
   OpenFlows open_flows_;
   EndedFlows ended_flows_;

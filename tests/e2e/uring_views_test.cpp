@@ -55,14 +55,23 @@ TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
     }
   ASSERT_TRUE(track) << "no track named " << ring;
 
-  // Its counters, at the entry and exit of each of the 5 enters.
+  // Its counters, at the entry and exit of each of the 5 enters, as
+  // Perfetto reads them: a sample carries the values that changed, and each
+  // series holds its value until its next sample.
   std::vector<Queues> seen;
+  Queues now{};
   for (const auto &r : t.records)
     if (r.type == 4 && r.event_type == 1) {
       EXPECT_EQ(r.name, std::string(ring) + " queues");
       EXPECT_EQ(r.tid, *track);
       EXPECT_EQ(r.pid, pid);
-      seen.push_back({signed_arg(r, "in_flight"), signed_arg(r, "sq"), signed_arg(r, "cq")});
+      for (auto [name, value] : {std::pair{"in_flight", &now.in_flight}, std::pair{"sq", &now.sq},
+                                 std::pair{"cq", &now.cq}})
+        if (find_arg(r, name))
+          *value = signed_arg(r, name);
+      if (seen.empty())
+        EXPECT_EQ(r.args.size(), 3u);
+      seen.push_back(now);
     }
   ASSERT_EQ(seen.size(), 10u);
   ASSERT_EQ(t.named("io_uring_enter").size(), 5u);

@@ -737,6 +737,53 @@ TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {
   EXPECT_EQ(arg(*drawn[1], "depth")->i, -1);
 }
 
+// Perfetto holds each counter argument's value until its next sample: a
+// sample carries only what changed since the counter's last one in that
+// process, and nothing at all (no event) when nothing did.
+TEST_F(FxtSinkTest, CounterSamplesCarryOnlyTheValuesThatChanged) {
+  auto layout = Layout()
+                    .field("in_flight", 8, FieldKind::Signed)
+                    .field("sq", 8, FieldKind::Unsigned)
+                    .field("cq", 8, FieldKind::Unsigned)
+                    .get();
+  DrawDecl d = draw(DrawDecl::Kind::Counter, "queues", {"in_flight", "sq", "cq"});
+  uint64_t pid = self_pid(), tid = self_tid();
+  auto sample = [&](uint64_t ts, uint64_t in_pid, int64_t in_flight, uint64_t sq, uint64_t cq) {
+    return Rec(layout)
+        .at(ts, in_pid, in_pid == pid ? tid : kFakeTid)
+        .set("in_flight", static_cast<uint64_t>(in_flight))
+        .set("sq", sq)
+        .set("cq", cq);
+  };
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {d}}});
+    draw_now(sink, 0, sample(10, pid, 1, 2, 3));
+    draw_now(sink, 0, sample(20, pid, 1, 5, 3));
+    draw_now(sink, 0, sample(30, pid, 1, 5, 3));
+    draw_now(sink, 0, sample(40, pid, -1, 5, 4));
+    draw_now(sink, 0, sample(50, kFakePid, 1, 5, 3));
+  }
+  auto records = read_clean();
+  auto counters = events(records, {kCounter});
+  ASSERT_EQ(counters.size(), 4u);
+  auto names = [](const FxtRecord *r) {
+    std::vector<std::string> out;
+    for (const auto &a : r->args)
+      out.push_back(a.name);
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(counters[0]), (Names{"in_flight", "sq", "cq"}));
+  EXPECT_EQ(names(counters[1]), (Names{"sq"}));
+  EXPECT_EQ(arg(*counters[1], "sq")->u, 5u);
+  EXPECT_EQ(counters[2]->ts, 40u);
+  EXPECT_EQ(names(counters[2]), (Names{"in_flight", "cq"}));
+  EXPECT_EQ(arg(*counters[2], "in_flight")->i, -1);
+  EXPECT_EQ(counters[3]->pid, kFakePid);  // another process: its own series
+  EXPECT_EQ(names(counters[3]), (Names{"in_flight", "sq", "cq"}));
+}
+
 // A key (a ring shared after fork, a small number) met in two processes is
 // a track under each: each needs a thread object naming it in its process.
 TEST_F(FxtSinkTest, TrackKeyMetInTwoProcessesIsNamedInEach) {
