@@ -239,30 +239,20 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   }
 
  private:
-  // Whether `e` is the base of a `->` whose lvalue (with what follows it:
-  // members, subscripts) is loaded, so that e's value goes nowhere else.
+  // Whether `e` is the base of a `->` whose lvalue (with the members after
+  // it) is loaded, so that e's value goes nowhere else.
   bool is_arrow_base(const Expr *e) const {
     bool in_arrow = false;
     for (;;) {
       auto parents = context_.getParents(*e);
-      if (parents.size() != 1)
-        return false;
-      const Expr *parent = parents[0].get<Expr>();
-      if (!parent)
-        return false;
-      if (const auto *member = dyn_cast<MemberExpr>(parent)) {
+      const Expr *parent = parents.size() == 1 ? parents[0].get<Expr>() : nullptr;
+      if (const auto *member = dyn_cast_or_null<MemberExpr>(parent)) {
         if (member->getBase() != e)
           return false;
         in_arrow = in_arrow || member->isArrow();
-      } else if (const auto *sub = dyn_cast<ArraySubscriptExpr>(parent)) {
-        if (!in_arrow || sub->getBase() != e)
-          return false;
-      } else if (const auto *cast = dyn_cast<ImplicitCastExpr>(parent)) {
-        if (cast->getCastKind() == CK_LValueToRValue)
-          return in_arrow;
-        if (cast->getCastKind() != CK_ArrayToPointerDecay || !in_arrow)
-          return false;
-      } else if (!isa<ParenExpr>(parent)) {
+      } else if (const auto *cast = dyn_cast_or_null<ImplicitCastExpr>(parent)) {
+        return in_arrow && cast->getCastKind() == CK_LValueToRValue;
+      } else if (!isa_and_nonnull<ParenExpr>(parent)) {
         return false;
       }
       e = parent;
