@@ -107,18 +107,19 @@ CompileResult compile_unless_stopped(const std::string &source, const CompileOpt
 
 std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
                                      const Options &options, const ScriptSource &script) {
+  CompileOptions compile_options;
+  for (const auto &p : generated.probes)
+    (p.name.has_direct_btf_access() ? compile_options.typed_read_functions
+                                    : compile_options.rewrite_functions)
+        .insert(p.program);
   ObjectCache cache(ObjectCache::default_directory());
-  std::string key = ObjectCache::key_for(generated.source);
+  std::string key = ObjectCache::key_for(generated.source, compile_options);
   if (!options.no_cache)
     if (auto object = cache.load(key)) {
       if (options.verbose)
         std::fprintf(stderr, "moontrace: using cached object %s\n", key.c_str());
       return *object;
     }
-  CompileOptions compile_options;
-  for (const auto &p : generated.probes)
-    if (!p.name.has_direct_btf_access())
-      compile_options.rewrite_functions.insert(p.program);
   compile_options.line_files = source_files(decl);
   CompileResult result = compile_unless_stopped(generated.source, compile_options);
   if (!result.ok) {

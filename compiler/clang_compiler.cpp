@@ -138,9 +138,9 @@ class GatedEmitAction : public clang::EmitObjAction {
 // Parses the program and hands the AST to the pointer-read rewriter.
 class RewriteAction : public clang::ASTFrontendAction {
  public:
-  RewriteAction(const std::set<std::string> &functions, std::string &out,
-                const std::set<std::string> &line_files)
-      : functions_(functions), out_(out), line_files_(line_files) {}
+  RewriteAction(const std::set<std::string> &functions, const std::set<std::string> &typed,
+                std::string &out, const std::set<std::string> &line_files)
+      : functions_(functions), typed_(typed), out_(out), line_files_(line_files) {}
 
  protected:
   bool BeginSourceFileAction(clang::CompilerInstance &ci) override {
@@ -151,19 +151,20 @@ class RewriteAction : public clang::ASTFrontendAction {
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &,
                                                         llvm::StringRef) override {
     struct Consumer : clang::ASTConsumer {
-      Consumer(const std::set<std::string> &f, std::string &o) : functions(f), out(o) {}
+      Consumer(const std::set<std::string> &f, const std::set<std::string> &t, std::string &o)
+          : functions(f), typed(t), out(o) {}
       void HandleTranslationUnit(clang::ASTContext &context) override {
         if (!context.getDiagnostics().hasErrorOccurred())
-          out = rewrite_pointer_reads(context, functions);
+          out = rewrite_pointer_reads(context, functions, typed);
       }
-      const std::set<std::string> &functions;
+      const std::set<std::string> &functions, &typed;
       std::string &out;
     };
-    return std::make_unique<Consumer>(functions_, out_);
+    return std::make_unique<Consumer>(functions_, typed_, out_);
   }
 
  private:
-  const std::set<std::string> &functions_;
+  const std::set<std::string> &functions_, &typed_;
   std::string &out_;
   const std::set<std::string> &line_files_;
 };
@@ -291,9 +292,10 @@ CompileResult compile_in_this_thread(const std::string &source, const CompileOpt
   init_llvm();
   CompileResult result;
   result.rewritten_source = source;
-  if (!options.rewrite_functions.empty()) {
+  if (!options.rewrite_functions.empty() || !options.typed_read_functions.empty()) {
     std::string rewritten;
-    RewriteAction rewrite(options.rewrite_functions, rewritten, options.line_files);
+    RewriteAction rewrite(options.rewrite_functions, options.typed_read_functions, rewritten,
+                          options.line_files);
     if (!run_action(source, rewrite, false, result.diagnostics, nullptr))
       return result;
     if (!rewritten.empty())

@@ -25,6 +25,9 @@ struct CompileOptions {
   // Functions whose kernel pointer dereferences must become probe reads
   // (kprobe, tracepoint, raw tracepoint, uprobe programs).
   std::set<std::string> rewrite_functions;
+  // Functions that load BTF-typed pointers directly (tp_btf, fentry...):
+  // only reads through pointers cast from untyped values become reads.
+  std::set<std::string> typed_read_functions;
   // The only file names `#line` may give (with the generated code's own):
   // LLVM's BTF writer reads the named files for the line text it records.
   // Empty: any name.

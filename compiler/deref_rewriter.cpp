@@ -87,6 +87,38 @@ bool needs_read(const Expr *lvalue) {
   return pointer && !is_direct_pointer(pointer);
 }
 
+bool is_untyped(QualType type) {
+  return type->isIntegerType() || (type->isPointerType() && type->getPointeeType()->isVoidType());
+}
+
+// In a program with typed pointers: whether `p` is a pointer the verifier
+// does not know the type of, made by a cast from an untyped value (or a
+// local initialized so), or read through such a pointer.
+bool is_untyped_pointer(const Expr *p);
+
+bool needs_typed_read(const Expr *lvalue) {
+  const Expr *pointer = access_pointer(lvalue);
+  return pointer && is_untyped_pointer(pointer);
+}
+
+bool is_untyped_pointer(const Expr *p) {
+  p = p->IgnoreParens();
+  if (const auto *cast = dyn_cast<ExplicitCastExpr>(p)) {
+    const Expr *from = cast->getSubExpr()->IgnoreParenImpCasts();
+    return is_untyped(from->getType()) || is_untyped_pointer(from);
+  }
+  const auto *load = dyn_cast<ImplicitCastExpr>(p);
+  if (!load || load->getCastKind() != CK_LValueToRValue)
+    return false;
+  const Expr *lvalue = load->getSubExpr()->IgnoreParens();
+  if (needs_typed_read(lvalue))
+    return true;
+  const auto *ref = dyn_cast<DeclRefExpr>(lvalue);
+  const auto *var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+  const Expr *init = var && var->hasLocalStorage() ? var->getInit() : nullptr;
+  return init && (is_untyped(init->IgnoreParenImpCasts()->getType()) || is_untyped_pointer(init));
+}
+
 // The array a subscript indexes, or null when it indexes a pointer.
 const Expr *subscripted_array(const ArraySubscriptExpr *sub) {
   const auto *cast = dyn_cast<ImplicitCastExpr>(sub->getBase()->IgnoreParens());
@@ -221,6 +253,8 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
         lang_(context.getLangOpts()),
         rewriter_(rewriter) {}
 
+  void set_typed(bool typed) { typed_ = typed; }
+
   // Unevaluated operands read nothing.
   bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) { return true; }
   bool TraverseOffsetOfExpr(OffsetOfExpr *) { return true; }
@@ -259,8 +293,11 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     }
   }
 
+  // Set per function: whether its typed pointers load directly.
+  bool typed_ = false;
+
   void rewrite_read(const Expr *lvalue, bool arrow_base) {
-    if (!needs_read(lvalue) || is_bit_field(lvalue))
+    if (!(typed_ ? needs_typed_read(lvalue) : needs_read(lvalue)) || is_bit_field(lvalue))
       return;
     ReadEdits edits(sm_, lang_, sm_.getMainFileID());
     // The read's last token is the user's, not a macro's.
@@ -312,14 +349,19 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
 }  // namespace
 
 std::string rewrite_pointer_reads(clang::ASTContext &context,
-                                  const std::set<std::string> &functions) {
+                                  const std::set<std::string> &functions,
+                                  const std::set<std::string> &typed_functions) {
   clang::Rewriter rewriter(context.getSourceManager(), context.getLangOpts());
   Visitor visitor(context, rewriter);
   for (clang::Decl *decl : context.getTranslationUnitDecl()->decls()) {
     const auto *function = llvm::dyn_cast<clang::FunctionDecl>(decl);
-    if (function && function->doesThisDeclarationHaveABody() &&
-        functions.count(function->getNameAsString()))
+    if (!function || !function->doesThisDeclarationHaveABody())
+      continue;
+    std::string name = function->getNameAsString();
+    if (functions.count(name) || typed_functions.count(name)) {
+      visitor.set_typed(typed_functions.count(name) != 0);
       visitor.TraverseStmt(function->getBody());
+    }
   }
   const clang::RewriteBuffer *buffer =
       rewriter.getRewriteBufferFor(context.getSourceManager().getMainFileID());

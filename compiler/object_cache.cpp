@@ -64,7 +64,7 @@ std::string ObjectCache::default_directory() {
   return home_of_effective_user() + "/.cache/moontrace";
 }
 
-std::string ObjectCache::key_for(const std::string &c_source) {
+std::string ObjectCache::key_for(const std::string &c_source, const CompileOptions &options) {
   // The kernel's BTF changes with the kernel build; its size, time and the
   // kernel's version string identify it without reading megabytes.
   struct utsname uts;
@@ -74,6 +74,10 @@ std::string ObjectCache::key_for(const std::string &c_source) {
   ContentHash hash;
   hash.add(c_source).add(uts.release).add(uts.version).add(std::to_string(st.st_size));
   hash.add(MT_VERSION);
+  for (const auto &[mode, functions] : {std::pair{"probe reads", &options.rewrite_functions},
+                                        std::pair{"typed reads", &options.typed_read_functions}})
+    for (const auto &function : *functions)
+      hash.add(mode).add(function);
   for (const auto &header : kBpfHeaders)
     hash.add(header.name).add(header.content);
   return hash.hex();

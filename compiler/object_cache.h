@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "compiler/clang_compiler.h"
 
 namespace mt {
 
@@ -23,8 +24,9 @@ class ObjectCache {
   static std::string default_directory();
   explicit ObjectCache(std::string directory) : dir_(std::move(directory)) {}
 
-  // The key for a generated source on this kernel.
-  static std::string key_for(const std::string &c_source);
+  // The key for a generated source on this kernel, compiled with `options`
+  // (which programs' pointer reads are rewritten, and how).
+  static std::string key_for(const std::string &c_source, const CompileOptions &options = {});
 
   // The object stored for `key`, or nullopt when there is none or it is
   // damaged or another key's. Throws mt::Error (one line, with the fix)

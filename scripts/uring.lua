@@ -126,19 +126,18 @@ local function is_read(opcode)
                                                      opcode, op.READ)
 end
 local IOCB_DIRECT = "(1 << 17)"
-local armed_member = has_field("struct kiocb", "dio_complete") and "((struct kiocb *)__k)->ki_waitq"
-                     or "((struct io_kiocb *)__k)->async_data"
+-- A read's kiocb begins its request (the command comes first in it).
+local armed_member = has_field("struct kiocb", "dio_complete") and "ki_waitq" or "async_data"
+local armed_type = armed_member == "ki_waitq" and "struct kiocb" or "struct io_kiocb"
 -- C, where request REQ of opcode OPCODE completes: its local `path`,
 -- retried where the request says so (never for direct I/O).
 local function path_at_completion(req, opcode)
   return c([[
     if (path == ${INLINE} && ${is_read}) {
-      __u64 __k = (__u64)(${req}), __armed = 0; int __flags = 0;
-      bpf_probe_read_kernel(&__armed, sizeof(__armed), &${armed});
-      bpf_probe_read_kernel(&__flags, sizeof(__flags), &((struct kiocb *)__k)->ki_flags);
-      if (__armed && !(__flags & ${IOCB_DIRECT})) path = ${RETRIED};
+      __u64 kiocb = (__u64)(${req}), armed = (__u64)((${armed_type} *)kiocb)->${armed};
+      if (armed && !(((struct kiocb *)kiocb)->ki_flags & ${IOCB_DIRECT})) path = ${RETRIED};
     }]], { INLINE = INLINE, is_read = is_read(opcode), req = req, armed = armed_member,
-           IOCB_DIRECT = IOCB_DIRECT, RETRIED = RETRIED }) .. " "
+           armed_type = armed_type, IOCB_DIRECT = IOCB_DIRECT, RETRIED = RETRIED }) .. " "
 end
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- counted per CPU in an array the kernel indexes inline (a hash costs a

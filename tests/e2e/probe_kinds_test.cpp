@@ -18,6 +18,11 @@ TEST_F(E2eProbeKinds, TpBtfReadsPointersDirectly) {
   auto r = trace("tp_btf", 200);
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 200)) << r;
+  // Through the untyped request pointer: every one a NOP, of one ring.
+  EXPECT_EQ(values_of(r.out, "op"), std::vector<uint64_t>(200, 0)) << r;
+  auto flags = values_of(r.out, "ring_flags");
+  ASSERT_EQ(flags.size(), 200u) << r;
+  EXPECT_EQ(std::count(flags.begin(), flags.end(), flags[0]), 200) << r;
 }
 
 TEST_F(E2eProbeKinds, RawTracepointReadsPointersThroughProbeReads) {

@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <set>
+#include <string>
+
 #include "common/error.h"
 #include "tests/unit/scratch_dir.h"
 
@@ -62,6 +65,20 @@ TEST_F(ObjectCacheTest, ADamagedOrAnotherKeysObjectIsNotLoaded) {
   EXPECT_EQ(cache.load(kKey), std::nullopt);
   cache.store(kKey, kObject);  // compiled again: replaced
   EXPECT_EQ(cache.load(kKey), kObject);
+}
+
+// The same C compiles to another object when other programs' pointer reads
+// are rewritten, or rewritten another way: never the other's object.
+TEST_F(ObjectCacheTest, KeyTellsHowPointerReadsAreRewritten) {
+  CompileOptions none, probe_reads, typed_reads;
+  probe_reads.rewrite_functions = {"mt_probe_0"};
+  typed_reads.typed_read_functions = {"mt_probe_0"};
+  std::set<std::string> keys = {ObjectCache::key_for("int x;", none),
+                                ObjectCache::key_for("int x;", probe_reads),
+                                ObjectCache::key_for("int x;", typed_reads)};
+  EXPECT_EQ(keys.size(), 3u);
+  EXPECT_EQ(ObjectCache::key_for("int x;", probe_reads),
+            ObjectCache::key_for("int x;", probe_reads));
 }
 
 TEST_F(ObjectCacheTest, EncodingCarriesKeyAndDigest) {

@@ -3,7 +3,12 @@
 local kind = param("kind", { type = "string", default = "tp_btf", help = "probe kind" })
 
 if kind == "tp_btf" then
-  probe("tp_btf:io_uring_complete", { capture = { user_data = "args.cqe->user_data" } })
+  -- req is a `void *` there: followed through a cast, it is read like a
+  -- kprobe's pointers, and so is what it leads to
+  probe("tp_btf:io_uring_complete", {
+    capture = { user_data = "args.cqe->user_data", op = "((struct io_kiocb *)args.req)->opcode",
+                ring_flags = "((struct io_kiocb *)args.req)->ctx->flags" },
+  })
 elseif kind == "rawtracepoint" then
   probe("rawtracepoint:io_uring_complete", {
     filter = "args.cqe->res == 0",
