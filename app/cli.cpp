@@ -35,8 +35,9 @@ Engine options (before SCRIPT):
                         reported and becomes the exit status; with -f json
                         its output goes to stderr
   -p, --pid PID         trace only process PID (and its children) and stop
-                        when it exits; with -c too, a latency pair's stop is
-                        kept in any task when its start was traced
+                        when it exits; with -c too, a latency pair's stop
+                        and a flow's step or end are kept in any task when
+                        the start or the flow's begin was traced
   -o, --output FILE     write the script's output to FILE, 0600, in place of
                         an earlier FILE once tracing begins (a trace named
                         *.gz is gzipped as it is written)

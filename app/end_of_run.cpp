@@ -52,15 +52,23 @@ std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &f
       failure = Error(trace->failure());
     return "";
   }
-  uint64_t drawn = trace->events(), bytes = trace->bytes();
+  uint64_t drawn = trace->events(), bytes = trace->bytes(), orphans = trace->orphan_flow_points();
   std::string path = trace->path();
   trace.reset();
   struct stat written {};
-  if (is_gzip_path(path) && stat(path.c_str(), &written) == 0)
-    return printed("wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s",
-                   (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str());
-  return printed("wrote %llu drawn events (%.1f MB) to %s", (unsigned long long)drawn, bytes / 1e6,
-                 path.c_str());
+  std::string wrote =
+      is_gzip_path(path) && stat(path.c_str(), &written) == 0
+          ? printed("wrote %llu drawn events (%.1f MB, %.1f MB gzipped) to %s",
+                    (unsigned long long)drawn, bytes / 1e6, written.st_size / 1e6, path.c_str())
+          : printed("wrote %llu drawn events (%.1f MB) to %s", (unsigned long long)drawn,
+                    bytes / 1e6, path.c_str());
+  // Perfetto would count such points as errors; they are left out, not hidden.
+  if (orphans)
+    wrote += printed(
+        "\nmoontrace: %llu flow steps and ends left out: their flow's begin was not "
+        "traced (it came before tracing began, or was lost or filtered out)",
+        (unsigned long long)orphans);
+  return wrote;
 }
 
 void print_at_exit(const Declaration &decl, LuaScript &script, Output &output) {
@@ -88,6 +96,7 @@ MapOverflows read_overflows(const Declaration &decl, const KernelMaps &maps) {
     out.dropped.push_back(maps.aggregation(a.id).dropped);
   for (const auto &l : decl.latencies)
     out.latencies.push_back(maps.latency(l.id));
+  out.flow_marks_taken = maps.flow_marks_taken();
   return out;
 }
 
@@ -113,6 +122,12 @@ std::string overflow_text(const Declaration &decl, const MapOverflows &overflows
       out += printed("moontrace: latency '%s': %llu starts evicted before their stop (size=%u)\n",
                      l.name.c_str(), (unsigned long long)c.evicted(), l.size);
   }
+  if (overflows.flow_marks_taken)
+    out += printed(
+        "moontrace: %llu flows begun in the traced processes lost their place in the "
+        "table of flows to follow outside them: their later points there were not "
+        "drawn\n",
+        (unsigned long long)overflows.flow_marks_taken);
   return out;
 }
 

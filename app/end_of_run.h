@@ -25,7 +25,8 @@ namespace mt {
 std::string run_end_handlers(const Resolution &resolution, LuaScript &script);
 
 // Draws what is pending and closes the trace: a gzipped trace is whole
-// once its stream is finished. Returns the line that tells what it holds,
+// once its stream is finished. Returns the line that tells what it holds
+// (and a second one counting flow points left out, if any),
 // or "" and sets `failure` when it could not be written.
 std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &failure);
 
@@ -38,6 +39,7 @@ void print_at_exit(const Declaration &decl, LuaScript &script, Output &output);
 struct MapOverflows {
   std::vector<uint64_t> dropped;         // updates, by aggregation id
   std::vector<LatencyCounts> latencies;  // by latency id
+  uint64_t flow_marks_taken = 0;         // -p/-c: flows no longer followed outside
 };
 MapOverflows read_overflows(const Declaration &decl, const KernelMaps &maps);
 // Lines for stderr; with `verbose`, every latency's counts.

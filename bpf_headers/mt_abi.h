@@ -12,16 +12,18 @@
  * identifiers; MT_NAME() spells one as the string libbpf looks up. */
 #define MT_NAME_TEXT(x) #x
 #define MT_NAME(x) MT_NAME_TEXT(x)
-#define MT_RINGS mt_rings                   /* per-CPU ring buffers, filled by the reader */
-#define MT_LOST mt_lost                     /* records lost, per probe */
-#define MT_TARGETS mt_targets               /* -p/-c processes, followed into children */
-#define MT_TARGETS_GEN mt_targets_gen       /* bumped when MT_TARGETS gains one */
-#define MT_STAGED mt_staged                 /* struct mt_staged_since per CPU, mmapped */
-#define MT_FILTER_TARGETS mt_filter_targets /* .rodata: 1 under -p/-c */
-#define MT_WAKE_BYTES mt_wake_bytes         /* .rodata: ring bytes before a wakeup */
-#define MT_FLUSH_STAGE mt_flush_stage       /* run on a CPU to hand over its stage */
-#define MT_AGG_FULL mt_agg_full             /* per aggregation: keys refused, map full */
-#define MT_LATENCY_COUNTS mt_latency_counts /* per latency pair: starts, stops, missed */
+#define MT_RINGS mt_rings                       /* per-CPU ring buffers, filled by the reader */
+#define MT_LOST mt_lost                         /* records lost, per probe */
+#define MT_TARGETS mt_targets                   /* -p/-c processes, followed into children */
+#define MT_TARGETS_GEN mt_targets_gen           /* bumped when MT_TARGETS gains one */
+#define MT_STAGED mt_staged                     /* struct mt_staged_since per CPU, mmapped */
+#define MT_FILTER_TARGETS mt_filter_targets     /* .rodata: 1 under -p/-c */
+#define MT_WAKE_BYTES mt_wake_bytes             /* .rodata: ring bytes before a wakeup */
+#define MT_FLUSH_STAGE mt_flush_stage           /* run on a CPU to hand over its stage */
+#define MT_AGG_FULL mt_agg_full                 /* per aggregation: keys refused, map full */
+#define MT_LATENCY_COUNTS mt_latency_counts     /* per latency pair: starts, stops, missed */
+#define MT_FLOW_MARKS mt_flow_marks             /* -p/-c: flows begun in a traced process */
+#define MT_FLOW_MARKS_TAKEN mt_flow_marks_taken /* marks taken over by another flow */
 /* Maps named per declaration: codegen/c_generator.h. */
 
 /* Every record begins with the id of the probe that sent it (a __u32),

@@ -287,10 +287,15 @@ class ProbeWriter {
     stand_ins_.clear();
 
     // The program, or a function of the program shared with other probes.
-    // -p/-c: a pair's stop is filtered by its start, whichever task it runs
-    // in: a block request a traced process issued completes in an
-    // interrupt or a kworker.
-    bool filtered = decl.latency_stop < 0;
+    // -p/-c: a pair's stop is filtered by its start, and a flow's step or
+    // end by its begin, whichever task it runs in: a block request a
+    // traced process issued completes in an interrupt or a kworker.
+    bool flows = std::any_of(decl.draws.begin(), decl.draws.end(),
+                             [](const DrawDecl &d) { return !d.flow.empty(); });
+    bool follows = std::any_of(decl.draws.begin(), decl.draws.end(), [](const DrawDecl &d) {
+      return !d.flow.empty() && d.flow_point != DrawDecl::Flow::Begin;
+    });
+    bool filtered = decl.latency_stop < 0 && !follows;
     if (shared) {
       out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
                   "__ctx, bool __target) {\n";
@@ -299,8 +304,11 @@ class ProbeWriter {
     } else {
       out_ << "SEC(\"" + section(rp) + "\")\n";
       out_ << "int " + gp.program + "(" + ctx_type + "__ctx) {\n";
+      if (flows)
+        out_ << "  bool __target = mt_is_target();\n";
       if (filtered)
-        out_ << "  if (!mt_is_target())\n    return 0;\n";
+        out_ << (flows ? "  if (!__target)\n    return 0;\n"
+                       : "  if (!mt_is_target())\n    return 0;\n");
     }
     if (record_context) {
       out_ << "#define args (*__ctx)\n";
@@ -366,6 +374,8 @@ class ProbeWriter {
     // the drawn values after it (flow ids, tracks, durations).
     if (!decl.action.text.empty())
       out_.expression(decl.action);
+    if (flows)
+      write_flow_marks(decl, decl.latency_stop < 0 && follows);
     // A start after its action: the action may drop the event, and what is
     // carried may name its locals.
     if (decl.latency_start >= 0) {
@@ -394,6 +404,42 @@ class ProbeWriter {
       out_ << "#undef args\n";
     out_ << "#undef MT_PROBE_READ\n#undef MT_DIRECT_LOADS\n";
     return gp;
+  }
+
+  // -p/-c: marks the flows this event begins or ends in a traced process;
+  // elsewhere the event goes on only for a step or end of a marked flow,
+  // when `follows_only` (mt_flow_marks.h).
+  void write_flow_marks(const ProbeDecl &decl, bool follows_only) {
+    auto capture = [&](const std::string &name) -> const Expression & {
+      for (const auto &c : decl.captures)
+        if (c.name == name)
+          return c.expr;
+      throw Error("moontrace bug: no capture " + name, decl.where);
+    };
+    out_ << "  if (mt_filter_targets) {\n    bool __followed = 0;\n    (void)__followed;\n";
+    for (const auto &d : decl.draws) {
+      if (d.flow.empty())
+        continue;
+      out_ << "    {\n      __u64 __fid = (__u64)(";
+      out_.expression(capture(d.flow));
+      out_ << ");\n";
+      if (!d.when.empty()) {
+        out_ << "      if (";
+        out_.expression(capture(d.when));
+        out_ << ")\n";
+      }
+      // An end closes its mark wherever it runs; a step only needs it outside.
+      if (d.flow_point == DrawDecl::Flow::Begin)
+        out_ << "      if (__target)\n        mt_flow_begun(__fid);\n";
+      else if (d.flow_point == DrawDecl::Flow::End)
+        out_ << "      __followed |= mt_flow_followed(__fid, 1);\n";
+      else
+        out_ << "      __followed |= !__target && mt_flow_followed(__fid, 0);\n";
+      out_ << "    }\n";
+    }
+    if (follows_only)
+      out_ << "    if (!__target && !__followed)\n      return 0;\n";
+    out_ << "  }\n";
   }
 
   // One program for the probes `shared` names (indexes into `probes`), all
@@ -791,7 +837,14 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
   if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
-  head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n";
+  bool flows = std::any_of(decl.probes.begin(), decl.probes.end(), [](const ProbeDecl &p) {
+    return std::any_of(p.draws.begin(), p.draws.end(),
+                       [](const DrawDecl &d) { return !d.flow.empty(); });
+  });
+  if (flows)
+    head << "#define MT_FLOWS 1\n";
+  head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n"
+          "#include \"mt_flow_marks.h\"\n";
   if (types) {
     std::string defs = types->definitions();
     if (!defs.empty())

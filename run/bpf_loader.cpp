@@ -234,6 +234,11 @@ void BpfProgram::load(const LoadSettings &settings) {
           : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
+  // Flows are marked only under -p/-c (mt_flow_marks.h): elsewhere the
+  // table is never touched, and one slot is all it needs.
+  struct bpf_map *marks = bpf_object__find_map_by_name(obj_, MT_NAME(MT_FLOW_MARKS));
+  if (marks && !settings.filter_targets)
+    bpf_map__set_max_entries(marks, 1);
 
   // Read-only settings: the target filter switch, when a record wakes the
   // reader, and the script's parameters.

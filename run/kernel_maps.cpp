@@ -86,6 +86,7 @@ KernelMaps::KernelMaps(const BpfProgram &program, const Declaration &decl)
     latencies_.push_back(open(latency_map_name(l.id), false));
   agg_full_fd_ = program.map_fd(MT_NAME(MT_AGG_FULL));
   latency_counts_fd_ = program.map_fd(MT_NAME(MT_LATENCY_COUNTS));
+  flow_marks_taken_fd_ = program.map_fd(MT_NAME(MT_FLOW_MARKS_TAKEN));
 }
 
 AggregationSnapshot KernelMaps::aggregation(int id) const {
@@ -259,6 +260,17 @@ LatencyCounts KernelMaps::latency(int id) const {
     c.pending += start_ns != 0;
   }
   return c;
+}
+
+uint64_t KernelMaps::flow_marks_taken() const {
+  uint64_t taken = 0;
+  std::vector<uint64_t> per_cpu(cpus_);
+  uint32_t zero = 0;
+  if (flow_marks_taken_fd_ >= 0 &&
+      bpf_map_lookup_elem(flow_marks_taken_fd_, &zero, per_cpu.data()) == 0)
+    for (auto n : per_cpu)
+      taken += n;
+  return taken;
 }
 
 }  // namespace mt

@@ -64,6 +64,8 @@ class KernelMaps {
   void remove(int index, const std::vector<char> &key);
 
   LatencyCounts latency(int id) const;
+  // -p/-c: flows whose mark another flow took over (mt_flow_marks.h).
+  uint64_t flow_marks_taken() const;
 
  private:
   struct Map {
@@ -75,7 +77,7 @@ class KernelMaps {
   std::vector<Map> maps_;          // script maps, by index
   std::vector<Map> aggregations_;  // by aggregation id; fd -1 if no probe feeds it
   std::vector<Map> latencies_;     // start times of latency pairs
-  int agg_full_fd_ = -1, latency_counts_fd_ = -1;
+  int agg_full_fd_ = -1, latency_counts_fd_ = -1, flow_marks_taken_fd_ = -1;
   int cpus_;
 };
 

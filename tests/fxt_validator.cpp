@@ -272,20 +272,16 @@ class Checker {
     if (top.dur != kPending && top.end() < r.ts)
       add(r.offset, what + " binds to " + top.text() + ", which ended before it");
 
-    std::pair<uint64_t, uint64_t> key{r.extra, r.pid};
-    auto it = open_flows_.find(key);
+    // Perfetto's flow tracker keys flows by id alone, whatever the process
+    // (fuchsia_trace_parser.cc: flow_tracker->Begin(track, correlation_id)).
+    auto it = open_flows_.find(r.extra);
     if (r.event_type == kFlowBegin) {
       if (it != open_flows_.end()) {
         add(r.offset, what + ": the id is already open since offset " + std::to_string(it->second) +
                           " (flow_duplicate_id)");
         return;
       }
-      for (auto o = open_flows_.lower_bound({r.extra, 0});
-           o != open_flows_.end() && o->first.first == r.extra; ++o)
-        add(r.offset, what + ": pid=" + std::to_string(o->first.second) +
-                          " has the same id open since offset " + std::to_string(o->second) +
-                          "; Perfetto versions that key flows by id alone link the two");
-      open_flows_[key] = r.offset;
+      open_flows_[r.extra] = r.offset;
     } else if (it == open_flows_.end()) {
       add(r.offset,
           what + " without an open flow_begin (" +
@@ -301,7 +297,7 @@ class Checker {
   std::set<uint64_t> faulty_objects_;  // thread objects without a koid 'process'
   std::set<ThreadKey> checked_threads_;
   std::map<ThreadKey, std::vector<Slice>> stacks_;
-  std::map<std::pair<uint64_t, uint64_t>, uint64_t> open_flows_;  // (id, pid) -> offset
+  std::map<uint64_t, uint64_t> open_flows_;  // id -> offset
 };
 
 }  // namespace

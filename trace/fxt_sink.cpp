@@ -340,7 +340,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
     uint64_t key = flow ? load(bytes + p.flow_at, 8) : 0;
     // A flow point needs an open slice: an end's is the one it closes.
     if (flow && p.kind == DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, ts, p.category_ref, key);
+      flow_point(p.flow_point, thread, ts, p.category_ref, key);
     if (p.kind != DrawDecl::Kind::Counter)
       write_args(p, bytes);
     switch (p.kind) {
@@ -377,34 +377,36 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       }
     }
     if (flow && p.kind != DrawDecl::Kind::End)
-      flow_point(p.flow_point, pid, thread, start, p.category_ref, key);
+      flow_point(p.flow_point, thread, start, p.category_ref, key);
     events_++;
   }
 }
 
-// Flow ids in the trace are ours, one per flow: a script's key (a request
+// Flow ids in the trace are ours, one per flow. A script's key names its
+// flow machine-wide (a block request issued by a traced process completes
+// in an interrupt or a kworker). A key (a request
 // pointer, reused as soon as the request ends) may begin again while its
 // flow looks open (its end lost or filtered), and a step or end may come
 // without its begin (begun before tracing). Perfetto counts both as
 // errors; here the first starts a fresh flow and the second is dropped. A
 // step at the start of a slice drawn only after its flow ended (at its own
 // end) joins that flow, when it came before the end.
-void FxtSink::flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread thread, uint64_t ts,
+void FxtSink::flow_point(DrawDecl::Flow point, FxtWriter::Thread thread, uint64_t ts,
                          FxtRef category, uint64_t key) {
   if (point == DrawDecl::Flow::Begin) {
-    if (open_flows_.size() >= kMaxOpenFlows && !open_flows_.find(pid, key))
+    if (open_flows_.size() >= kMaxOpenFlows && !open_flows_.find(key))
       open_flows_.clear();  // ends never seen: forget them rather than grow
     uint64_t id = ++last_flow_id_;
-    open_flows_.open(pid, key, id);
+    open_flows_.open(key, id);
     writer_->write(fxt::kFlowBegin, thread, ts, category, flow_ref_, id);
     return;
   }
   bool end = point == DrawDecl::Flow::End;
-  uint64_t id = end ? open_flows_.close(pid, key) : open_flows_.find(pid, key);
+  uint64_t id = end ? open_flows_.close(key) : open_flows_.find(key);
   if (end && id)
-    ended_flows_.ended(pid, key, id, ts);
+    ended_flows_.ended(key, id, ts);
   else if (!id && !end)
-    id = ended_flows_.find(pid, key, ts);
+    id = ended_flows_.find(key, ts);
   if (!id) {
     orphan_flow_points_++;
     return;

@@ -110,8 +110,8 @@ class FxtSink {
   void name_thread(uint64_t pid, uint64_t tid);
   void learn_name(uint64_t pid, uint64_t tid);
   // On `thread`: an event was just written on it, or is next.
-  void flow_point(DrawDecl::Flow point, uint64_t pid, FxtWriter::Thread thread, uint64_t ts,
-                  FxtRef category, uint64_t key);
+  void flow_point(DrawDecl::Flow point, FxtWriter::Thread thread, uint64_t ts, FxtRef category,
+                  uint64_t key);
   // A track keyed by a script's value: a thread of its own under the process.
   struct Track {
     uint64_t koid = 0;

@@ -1,7 +1,8 @@
-// The flows a sink has begun and not yet ended: (pid, key) -> the flow's
-// id in the trace. One flat open-addressed table (linear probing,
-// backward-shift deletion), as a flow begins and ends per request: no node
-// is allocated per flow, and a lookup touches one or two cache lines.
+// The flows a sink has begun and not yet ended: a script's key -> the
+// flow's id in the trace. Keys name flows machine-wide: a flow begun in one
+// process may step or end in another, or in an interrupt. One flat open-addressed table (linear
+// probing, backward-shift deletion), as a flow begins and ends per request: no node is allocated
+// per flow, and a lookup touches one or two cache lines.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -9,40 +10,47 @@
 
 namespace mt {
 
+// Spreads keys that differ only in their high or aligned-away low bits
+// (kernel addresses).
+inline uint64_t flow_key_hash(uint64_t key) {
+  uint64_t h = key * 0xff51afd7ed558ccdull;
+  return h ^ h >> 32;
+}
+
 class OpenFlows {
  public:
-  // The id of the open flow (pid, key), 0 if none.
-  uint64_t find(uint64_t pid, uint64_t key) const {
+  // The id of the open flow `key`, 0 if none.
+  uint64_t find(uint64_t key) const {
     if (count_ == 0)
       return 0;
-    for (size_t i = home(pid, key);; i = (i + 1) & mask_) {
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
       const Entry &e = slots_[i];
       if (e.id == 0)
         return 0;
-      if (e.key == key && e.pid == pid)
+      if (e.key == key)
         return e.id;
     }
   }
-  // Opens (pid, key) as flow `id` (not 0), in place of an open one.
-  void open(uint64_t pid, uint64_t key, uint64_t id) {
+  // Opens `key` as flow `id` (not 0), in place of an open one.
+  void open(uint64_t key, uint64_t id) {
     if ((count_ + 1) * 2 > slots_.size())
       grow();
-    size_t i = home(pid, key);
+    size_t i = home(key);
     for (; slots_[i].id; i = (i + 1) & mask_)
-      if (slots_[i].key == key && slots_[i].pid == pid) {
+      if (slots_[i].key == key) {
         slots_[i].id = id;
         return;
       }
-    slots_[i] = {key, pid, id};
+    slots_[i] = {key, id};
     count_++;
   }
-  // Ends (pid, key): its id, 0 if it was not open.
-  uint64_t close(uint64_t pid, uint64_t key) {
+  // Ends `key`: its id, 0 if it was not open.
+  uint64_t close(uint64_t key) {
     if (count_ == 0)
       return 0;
-    size_t i = home(pid, key);
+    size_t i = home(key);
     for (; slots_[i].id; i = (i + 1) & mask_)
-      if (slots_[i].key == key && slots_[i].pid == pid)
+      if (slots_[i].key == key)
         break;
     uint64_t id = slots_[i].id;
     if (!id)
@@ -50,7 +58,7 @@ class OpenFlows {
     // Backward shift: move up every later entry of the run whose home is
     // not within (i, j], so that no probe sequence meets a hole.
     for (size_t j = (i + 1) & mask_; slots_[j].id; j = (j + 1) & mask_) {
-      size_t h = home(slots_[j].pid, slots_[j].key);
+      size_t h = home(slots_[j].key);
       if (((j - h) & mask_) >= ((j - i) & mask_)) {
         slots_[i] = slots_[j];
         i = j;
@@ -69,14 +77,11 @@ class OpenFlows {
 
  private:
   struct Entry {
-    uint64_t key = 0, pid = 0, id = 0;  // id 0: a free slot
+    uint64_t key = 0, id = 0;  // id 0: a free slot
   };
   static constexpr size_t kInitialSlots = 1024;
 
-  size_t home(uint64_t pid, uint64_t key) const {
-    uint64_t h = (key ^ pid * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-    return (h ^ h >> 32) & mask_;
-  }
+  size_t home(uint64_t key) const { return flow_key_hash(key) & mask_; }
   void grow() {
     std::vector<Entry> old(slots_.size() * 2);
     old.swap(slots_);
@@ -84,7 +89,7 @@ class OpenFlows {
     count_ = 0;
     for (const Entry &e : old)
       if (e.id)
-        open(e.pid, e.key, e.id);
+        open(e.key, e.id);
   }
 
   std::vector<Entry> slots_ = std::vector<Entry>(kInitialSlots);
@@ -92,30 +97,25 @@ class OpenFlows {
   size_t count_ = 0;
 };
 
-// The flows ended last, by (pid, key), in a fixed direct-mapped table: a
+// The flows ended last, by key, in a fixed direct-mapped table: a
 // slice is drawn when it ends, so a flow point at its start can come after
 // its flow's end (a request that completes inside a slice on another
 // thread). Such a point belongs to the flow that ended after it.
 class EndedFlows {
  public:
-  void ended(uint64_t pid, uint64_t key, uint64_t id, uint64_t ts) {
-    slots_[home(pid, key)] = {key, pid, id, ts};
-  }
-  // The id of flow (pid, key) if it ended at or after `ts`, else 0.
-  uint64_t find(uint64_t pid, uint64_t key, uint64_t ts) const {
-    const Entry &e = slots_[home(pid, key)];
-    return e.id && e.key == key && e.pid == pid && ts <= e.end_ts ? e.id : 0;
+  void ended(uint64_t key, uint64_t id, uint64_t ts) { slots_[home(key)] = {key, id, ts}; }
+  // The id of flow `key` if it ended at or after `ts`, else 0.
+  uint64_t find(uint64_t key, uint64_t ts) const {
+    const Entry &e = slots_[home(key)];
+    return e.id && e.key == key && ts <= e.end_ts ? e.id : 0;
   }
 
  private:
   struct Entry {
-    uint64_t key = 0, pid = 0, id = 0, end_ts = 0;
+    uint64_t key = 0, id = 0, end_ts = 0;
   };
   static constexpr size_t kSlots = 4096;
-  static size_t home(uint64_t pid, uint64_t key) {
-    uint64_t h = (key ^ pid * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-    return (h ^ h >> 32) & (kSlots - 1);
-  }
+  static size_t home(uint64_t key) { return flow_key_hash(key) & (kSlots - 1); }
   std::vector<Entry> slots_ = std::vector<Entry>(kSlots);
 };
 

@@ -31,6 +31,13 @@ TEST(EndOfRun, AFullAggregationAndEvictedStartsAreTold) {
             "moontrace: latency 'io': 3 starts evicted before their stop (size=32)\n");
 }
 
+TEST(EndOfRun, FlowsNoLongerFollowedOutsideTheTracedProcessesAreTold) {
+  MapOverflows some{{0}, {LatencyCounts{5, 0, 5, 0, 0}}, 2};
+  EXPECT_EQ(overflow_text(with_maps(), some, false),
+            "moontrace: 2 flows begun in the traced processes lost their place in the table of "
+            "flows to follow outside them: their later points there were not drawn\n");
+}
+
 TEST(EndOfRun, VerboseTellsEveryLatencysCounts) {
   MapOverflows none{{0}, {LatencyCounts{5, 1, 4, 2, 1}}};
   EXPECT_EQ(overflow_text(with_maps(), none, true),

@@ -631,7 +631,8 @@ TEST(FxtValidator, FlowIdsOpenOnceAndCloseOnce) {
                   .empty());
 }
 
-TEST(FxtValidator, FlowIdsAreKeyedByProcess) {
+// Perfetto keys flows by id alone: a flow may end in another process.
+TEST(FxtValidator, FlowIdsAreGlobal) {
   auto t = [] {
     Trace t;
     t.thread(10, 11).thread(20, 21).ev(2, 0, "a", 0, 10, 11).ev(2, 0, "b", 0, 20, 21);
@@ -641,17 +642,19 @@ TEST(FxtValidator, FlowIdsAreKeyedByProcess) {
     t.ev(3, 9, "a", 0, 10, 11).ev(3, 9, "b", 0, 20, 21);
     return t;
   };
-  // Pid 20's end does not close pid 10's flow.
-  auto problems =
-      perfetto_problems(close(t().flow(kBegin, 1, 7, 10, 11).flow(kEnd, 2, 7, 20, 21)).records);
-  ASSERT_EQ(problems.size(), 1u) << joined(problems);
-  EXPECT_NE(problems[0].find("flow_end_without_start"), std::string::npos);
-  // One id open in two processes at once.
-  EXPECT_TRUE(one_problem(close(t().flow(kBegin, 1, 7, 10, 11)
-                                    .flow(kBegin, 2, 7, 20, 21)
-                                    .flow(kEnd, 3, 7, 10, 11)
-                                    .flow(kEnd, 4, 7, 20, 21)),
-                          {"pid=10 has the same id open", "key flows by id alone"}));
+  // Pid 20's end closes pid 10's flow.
+  EXPECT_TRUE(
+      perfetto_problems(close(t().flow(kBegin, 1, 7, 10, 11).flow(kEnd, 2, 7, 20, 21)).records)
+          .empty());
+  // One id begun in two processes at once: the second is a duplicate.
+  auto problems = perfetto_problems(close(t().flow(kBegin, 1, 7, 10, 11)
+                                              .flow(kBegin, 2, 7, 20, 21)
+                                              .flow(kEnd, 3, 7, 10, 11)
+                                              .flow(kEnd, 4, 7, 20, 21))
+                                        .records);
+  ASSERT_EQ(problems.size(), 2u) << joined(problems);
+  EXPECT_NE(problems[0].find("flow_duplicate_id"), std::string::npos);
+  EXPECT_NE(problems[1].find("flow_end_without_start"), std::string::npos);
   // One after the other is fine.
   EXPECT_TRUE(perfetto_problems(close(t().flow(kBegin, 1, 7, 10, 11)
                                           .flow(kEnd, 2, 7, 10, 11)
