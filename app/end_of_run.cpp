@@ -52,7 +52,8 @@ std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &f
       failure = Error(trace->failure());
     return "";
   }
-  uint64_t drawn = trace->events(), bytes = trace->bytes(), orphans = trace->orphan_flow_points();
+  uint64_t drawn = trace->events(), bytes = trace->bytes(), orphans = trace->orphan_flow_points(),
+           lanes = trace->lane_slices();
   std::string path = trace->path();
   trace.reset();
   struct stat written {};
@@ -68,6 +69,11 @@ std::string finish_trace(std::unique_ptr<FxtSink> trace, std::optional<Error> &f
         "\nmoontrace: %llu flow steps and ends left out: their flow's begin was not "
         "traced (it came before tracing began, or was lost or filtered out)",
         (unsigned long long)orphans);
+  if (lanes)
+    wrote += printed(
+        "\nmoontrace: %llu slices would have overlapped others on their track, which "
+        "Perfetto drops: they are on async tracks named after them",
+        (unsigned long long)lanes);
   return wrote;
 }
 

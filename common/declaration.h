@@ -105,6 +105,7 @@ struct DrawDecl {
   std::string track;                   // capture keying a track of its own; "" the thread's
   std::string track_name;              // that track's name, followed by the key in hex
   bool process_track = false;          // the track is the process's own (keyed by pid)
+  bool async_track = false;            // Slice: in a lane of the process's async track
   std::string flow;                    // capture holding the flow id; "" no flow point
   enum class Flow { Begin, Step, End } flow_point = Flow::Step;
   std::string when;  // capture (a byte) that must not be 0 for it to be drawn; "" always

@@ -235,13 +235,18 @@ struct LuaDeclarationBuilders : LuaApi {
       d.duration = hidden_capture(L, p, tag + "duration", lua_tostring(L, -1));
     lua_getfield(L, t, "track");
     if (lua_type(L, -1) == LUA_TSTRING) {
-      // "thread" (the default) or "process": one track for the whole process.
+      // "thread" (the default), "process" (one track for the whole process)
+      // or "async" (lanes of an async track, where slices may overlap).
       std::string track = lua_tostring(L, -1);
       if (track == "process") {
         d.track = hidden_capture(L, p, tag + "track", "pid");
         d.process_track = true;
+      } else if (track == "async") {
+        if (d.kind != DrawDecl::Kind::Slice)
+          luaL_error(L, "draw '%s': track \"async\" is for slices", d.name.c_str());
+        d.async_track = true;
       } else if (track != "thread") {
-        luaL_error(L, "draw track must be \"thread\", \"process\" or {id=, name=}");
+        luaL_error(L, "draw track must be \"thread\", \"process\", \"async\" or {id=, name=}");
       }
     } else if (lua_istable(L, -1)) {
       lua_getfield(L, -1, "id");

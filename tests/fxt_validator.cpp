@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -109,6 +110,16 @@ class Checker {
                      [](const FxtRecord *a, const FxtRecord *b) { return a->ts < b->ts; });
     for (const FxtRecord *e : events) {
       const FxtRecord &r = *e;
+      // Perfetto puts async events on a track per (name, process,
+      // correlation id), where slices nest as on a thread.
+      if (r.event_type == kAsyncBegin || r.event_type == kAsyncEnd) {
+        auto &stack = async_stacks_[{r.pid, r.name, r.extra}];
+        if (r.event_type == kAsyncBegin)
+          start_slice(stack, r, kPending);
+        else
+          end_slice(stack, r);
+        continue;
+      }
       if (!on_thread_track(r.event_type))
         continue;
       auto &stack = stacks_[{r.pid, r.tid}];
@@ -133,6 +144,12 @@ class Checker {
         if (s.from_begin && s.dur == kPending)
           add(s.offset, "begin " + s.text() + " on pid=" + std::to_string(key.first) +
                             " tid=" + std::to_string(key.second) +
+                            " is never ended: Perfetto shows a slice that did not end");
+    for (const auto &[key, stack] : async_stacks_)
+      for (const auto &s : stack)
+        if (s.dur == kPending)
+          add(s.offset, "async begin " + s.text() + " id=" + std::to_string(std::get<2>(key)) +
+                            " on pid=" + std::to_string(std::get<0>(key)) +
                             " is never ended: Perfetto shows a slice that did not end");
 
     std::stable_sort(problems_.begin(), problems_.end(),
@@ -297,6 +314,7 @@ class Checker {
   std::set<uint64_t> faulty_objects_;  // thread objects without a koid 'process'
   std::set<ThreadKey> checked_threads_;
   std::map<ThreadKey, std::vector<Slice>> stacks_;
+  std::map<std::tuple<uint64_t, std::string, uint64_t>, std::vector<Slice>> async_stacks_;
   std::map<uint64_t, uint64_t> open_flows_;  // id -> offset
 };
 

@@ -140,7 +140,8 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
       return f ? f->offset : kNone;
     };
     for (const auto &d : probe.draws) {
-      Plan plan{d.kind, d.name, d.category, d.process_track ? "" : d.track_name, d.flow_point};
+      Plan plan{d.kind,       d.name,       d.category, d.process_track ? "" : d.track_name,
+                d.flow_point, d.async_track};
       plan.category_ref = writer_->pin(plan.category);
       plan.name_ref = writer_->pin(plan.name);
       for (const auto &a : d.args)
@@ -343,12 +344,13 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       flow_point(p.flow_point, thread, ts, p.category_ref, key);
     if (p.kind != DrawDecl::Kind::Counter)
       write_args(p, bytes);
+    uint64_t nest = keyed ? keyed->koid : tid;
     switch (p.kind) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
         if (flow) {
-          uint64_t end = ts + 1;
-          w.write(fxt::kComplete, thread, ts, p.category_ref, p.name_ref, args_, &end);
+          slice(p, pid, thread, nest, ts, ts + 1, flow, key);
+          flow = false;  // drawn with it
         } else {
           w.write(fxt::kInstant, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
         }
@@ -356,8 +358,8 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration_at != kNone ? load(bytes + p.duration_at, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
-        uint64_t end = std::max(ts, start + 1);
-        w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, args_, &end);
+        slice(p, pid, thread, nest, start, std::max(ts, start + 1), flow, key);
+        flow = false;
         break;
       }
       case DrawDecl::Kind::Begin:
@@ -380,6 +382,34 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       flow_point(p.flow_point, thread, start, p.category_ref, key);
     events_++;
   }
+}
+
+// Perfetto drops a complete slice that starts inside another on its track
+// and ends after it: such a slice goes in the first free lane of the
+// process's async track named after it, where Perfetto shows overlapping
+// slices side by side. Perfetto binds flow points to thread slices only,
+// so a lane slice's flow point is held by a 1-ns slice of the same name
+// on its thread, at its start.
+void FxtSink::slice(const Plan &p, uint64_t pid, FxtWriter::Thread thread, uint64_t nest,
+                    uint64_t start, uint64_t end, bool flow, uint64_t key) {
+  FxtWriter &w = *writer_;
+  // A 1-ns slice always nests: it cannot end inside another, and one that
+  // starts with it was written first, so Perfetto nests this one in it.
+  if (!p.async && (nesting_.fits(nest, start, end) || end - start == 1)) {
+    w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, args_, &end);
+  } else {
+    lane_slices_ += !p.async;
+    uint64_t lane = lanes_.lane(pid, p.name_ref.id, start, end);
+    w.write(fxt::kAsyncBegin, thread, start, p.category_ref, p.name_ref, args_, &lane);
+    w.write(fxt::kAsyncEnd, thread, end, p.category_ref, p.name_ref, no_args_, &lane);
+    if (flow) {
+      uint64_t hop_end = start + 1;
+      nesting_.fits(nest, start, hop_end);
+      w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, no_args_, &hop_end);
+    }
+  }
+  if (flow)
+    flow_point(p.flow_point, thread, start, p.category_ref, key);
 }
 
 // Flow ids in the trace are ours, one per flow. A script's key names its

@@ -19,6 +19,7 @@
 #include "trace/fxt_writer.h"
 #include "trace/gzip_file.h"
 #include "trace/open_flows.h"
+#include "trace/slice_nesting.h"
 
 namespace mt {
 
@@ -64,6 +65,8 @@ class FxtSink {
   uint64_t bytes() const { return writer_->bytes(); }
   uint64_t events() const { return events_; }
   uint64_t orphan_flow_points() const { return orphan_flow_points_; }
+  // Slices drawn in async lanes because they overlapped others on their track.
+  uint64_t lane_slices() const { return lane_slices_; }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;  // no such field
@@ -71,6 +74,7 @@ class FxtSink {
     DrawDecl::Kind kind;
     std::string name, category, track_name;  // track_name "": the process's own track
     DrawDecl::Flow flow_point;
+    bool async = false;  // a slice in a lane of the process's async track
     // Offsets of the hidden fields it uses; when_at: drawn only where this
     // byte is not 0.
     uint32_t duration_at = kNone, track_at = kNone, flow_at = kNone, when_at = kNone;
@@ -112,6 +116,10 @@ class FxtSink {
   // On `thread`: an event was just written on it, or is next.
   void flow_point(DrawDecl::Flow point, FxtWriter::Thread thread, uint64_t ts, FxtRef category,
                   uint64_t key);
+  // A slice [start, end] on `thread` (nesting key `nest`), or in an async
+  // lane when it is drawn there or would not nest; its flow point, if any.
+  void slice(const Plan &p, uint64_t pid, FxtWriter::Thread thread, uint64_t nest, uint64_t start,
+             uint64_t end, bool flow, uint64_t key);
   // A track keyed by a script's value: a thread of its own under the process.
   struct Track {
     uint64_t koid = 0;
@@ -156,6 +164,10 @@ class FxtSink {
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
   FxtArgWords args_;                            // reused per event
+  const FxtArgWords no_args_{};
+  ThreadNesting nesting_;
+  AsyncLanes lanes_;
+  uint64_t lane_slices_ = 0;  // slices drawn in async lanes as they would not nest
   // Each counter's last values (its arguments' bytes, in order), by
   // process << 32 | name: at most kMaxCounters, then forgotten.
   static constexpr size_t kMaxCounters = 1 << 16;

@@ -17,12 +17,12 @@ namespace e2e {
 
 struct Trace {
   std::vector<mt::FxtRecord> records;
-  // Events named `name` (slices and instants).
+  // Events named `name` (slices, in lanes of async tracks too, and instants).
   std::vector<const mt::FxtRecord *> named(const std::string &name) const {
     std::vector<const mt::FxtRecord *> out;
     for (const auto &r : records)
-      if (r.type == 4 && r.name == name && r.event_type != 8 && r.event_type != 9 &&
-          r.event_type != 10)
+      if (r.type == 4 && r.name == name && r.event_type != 7 && r.event_type != 8 &&
+          r.event_type != 9 && r.event_type != 10)
         out.push_back(&r);
     return out;
   }

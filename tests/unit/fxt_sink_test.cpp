@@ -608,6 +608,73 @@ TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
   read_clean();
 }
 
+// Perfetto drops a slice that starts inside another on its thread and
+// ends after it: such a slice is drawn in a lane of the process's async
+// track, and its flow point on a 1-ns slice of its own on the thread.
+TEST_F(FxtSinkTest, ASliceThatWouldOverlapOnItsThreadGoesInAnAsyncLane) {
+  auto layout = Layout().hidden("__d0_duration").hidden("__d0_flow").get();
+  DrawDecl hop =
+      with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin);
+  DrawDecl request =
+      with_flow(draw(DrawDecl::Kind::Slice, "request"), "__d0_flow", DrawDecl::Flow::End);
+  request.duration = "__d0_duration";
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {hop}}, {layout, {request}}});
+    // Two requests in flight, each with a hop at its submit and drawn at
+    // its end from its submit: the second starts inside the first and
+    // ends after it.
+    draw_now(sink, 0, Rec(layout).at(100, pid, tid).set("__d0_flow", 1));
+    draw_now(sink, 0, Rec(layout).at(200, pid, tid).set("__d0_flow", 2));
+    draw_now(sink, 1, Rec(layout).at(500, pid, tid).set("__d0_duration", 400).set("__d0_flow", 1));
+    draw_now(sink, 1, Rec(layout).at(600, pid, tid).set("__d0_duration", 400).set("__d0_flow", 2));
+    EXPECT_EQ(sink.lane_slices(), 1u);
+    EXPECT_EQ(sink.orphan_flow_points(), 0u);
+  }
+  auto records = read_clean();
+  auto begins = events(records, {kAsyncBegin}), ends = events(records, {kAsyncEnd});
+  ASSERT_EQ(begins.size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(begins[0]->name, "request");
+  EXPECT_EQ(begins[0]->ts, 200u);
+  EXPECT_EQ(ends[0]->ts, 600u);
+  EXPECT_EQ(ends[0]->extra, begins[0]->extra);
+  // The first on the thread; the second's flow point on a 1-ns slice of
+  // its own there, nested in the first.
+  std::vector<std::pair<uint64_t, uint64_t>> requests;
+  for (const auto *e : events(records, {kComplete}))
+    if (e->name == "request")
+      requests.push_back({e->ts, e->extra});
+  EXPECT_EQ(requests, (std::vector<std::pair<uint64_t, uint64_t>>{{100, 500}, {200, 201}}));
+  auto flows = events(records, {kFlowEnd});
+  ASSERT_EQ(flows.size(), 2u);
+  EXPECT_EQ(flows[0]->ts, 100u);
+  EXPECT_EQ(flows[1]->ts, 200u);
+}
+
+TEST_F(FxtSinkTest, AsyncSlicesTakeTheFirstFreeLane) {
+  auto layout = Layout().hidden("__d0_duration").get();
+  DrawDecl request = draw(DrawDecl::Kind::Slice, "request");
+  request.duration = "__d0_duration";
+  request.async_track = true;
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {request}}});
+    for (uint64_t end : {500, 600, 900})
+      draw_now(sink, 0, Rec(layout).at(end, pid, tid).set("__d0_duration", 300));
+    EXPECT_EQ(sink.lane_slices(), 0u);  // asked for: not counted
+  }
+  auto records = read_clean();
+  auto begins = events(records, {kAsyncBegin});
+  ASSERT_EQ(begins.size(), 3u);
+  EXPECT_EQ(begins[0]->extra, 0u);
+  EXPECT_EQ(begins[1]->extra, 1u);
+  EXPECT_EQ(begins[2]->extra, 0u);  // [600, 900] after [200, 500]
+  EXPECT_TRUE(events(records, {kComplete}).empty());
+}
+
 // A flow point drawn with an end must bind to the slice the end closes:
 // Perfetto drops a point with no open slice on its thread.
 TEST_F(FxtSinkTest, FlowPointOfAnEndBindsToTheSliceItCloses) {

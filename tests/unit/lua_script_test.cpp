@@ -200,6 +200,21 @@ TEST(LuaScript, DrawNamesAreForItsArguments) {
   }
 }
 
+TEST(LuaScript, AsyncTracksAreForSlices) {
+  Loaded l(
+      R"(probe("tracepoint:a:b", { draw = { kind = "slice", name = "s", track = "async" } }))");
+  l.script.declare();
+  EXPECT_TRUE(l.script.declaration().probes[0].draws[0].async_track);
+  Loaded bad(
+      R"(probe("tracepoint:a:b", { draw = { kind = "instant", name = "i", track = "async" } }))");
+  try {
+    bad.script.declare();
+    ADD_FAILURE() << "an async instant was declared";
+  } catch (const Error &e) {
+    EXPECT_NE(e.located().find("track \"async\" is for slices"), std::string::npos) << e.located();
+  }
+}
+
 // A latency pair's start and stop may have actions, and its start drawings.
 TEST(LuaScript, LatencyStartAndStopHaveActionsAndDrawings) {
   Loaded l(R"(latency{ start = "tracepoint:a:b", stop = "tracepoint:a:c", key = "tid",
