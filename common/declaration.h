@@ -104,6 +104,8 @@ struct DrawDecl {
   std::string duration;                // Slice: capture holding its length in ns; "" 1 ns
   std::string track;                   // capture keying a track of its own; "" the thread's
   std::string track_name;              // that track's name, followed by the key in hex
+  std::string track_label;             // capture naming the track in place of the key
+  std::string track_group;             // "": under the event's process; else a process of its own
   bool process_track = false;          // the track is the process's own (keyed by pid)
   bool async_track = false;            // Slice: in a lane of the process's async track
   std::string flow;                    // capture holding the flow id; "" no flow point

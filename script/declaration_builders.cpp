@@ -176,6 +176,20 @@ struct LuaDeclarationBuilders : LuaApi {
     return name;
   }
 
+  // A value that names a track: a number, or a string (str(...)).
+  static std::string hidden_label(lua_State *L, ProbeDecl &p, const std::string &name,
+                                  const std::string &text) {
+    Capture c;
+    c.name = name;
+    std::string inner;
+    c.is_string = parse_string_capture(text, inner, c.string_size);
+    if (c.is_string && (c.string_size <= 0 || c.string_size > 4096))
+      luaL_error(L, "draw track label: string size must be 1..4096");
+    c.expr = expression(L, c.is_string ? inner : text, p.where);
+    p.captures.push_back(std::move(c));
+    return name;
+  }
+
   // draw = {kind=, name=, category=, args={...}, duration=, track={id=, name=},
   //         flow={id=, point=}, when=} on the probe being declared.
   static void add_draw(lua_State *L, ProbeDecl &p, int t) {
@@ -249,12 +263,21 @@ struct LuaDeclarationBuilders : LuaApi {
         luaL_error(L, "draw track must be \"thread\", \"process\", \"async\" or {id=, name=}");
       }
     } else if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "id");
-      if (!lua_isstring(L, -1))
-        luaL_error(L, "draw track needs id = \"C expression\"");
-      d.track = hidden_capture(L, p, tag + "track", lua_tostring(L, -1));
-      lua_pop(L, 1);
-      d.track_name = optional_string(L, lua_gettop(L), "name", "track");
+      // {id = "C", name = "ring"}: a track per value, "ring 0x..." under
+      // the event's process; label = "C" (a number or str()) names it by
+      // that value; group = "disks" puts it under a process of that name.
+      int track = lua_gettop(L);
+      lua_getfield(L, track, "label");
+      if (lua_isstring(L, -1))
+        d.track_label = hidden_label(L, p, tag + "label", lua_tostring(L, -1));
+      lua_getfield(L, track, "id");
+      if (lua_isstring(L, -1))
+        d.track = hidden_capture(L, p, tag + "track", lua_tostring(L, -1));
+      else if (d.track_label.empty())
+        luaL_error(L, "draw track needs id = \"C expression\" or label = \"C expression\"");
+      lua_pop(L, 2);
+      d.track_name = optional_string(L, track, "name", d.track_label.empty() ? "track" : "");
+      d.track_group = optional_string(L, track, "group", "");
     }
     lua_getfield(L, t, "flow");
     if (lua_istable(L, -1)) {

@@ -21,8 +21,8 @@ class Layout {
   Layout &field(const std::string &name, uint32_t size, FieldKind kind) {
     return add(layout_.fields, name, size, kind);
   }
-  Layout &hidden(const std::string &name, uint32_t size = 8) {
-    return add(layout_.hidden, name, size, FieldKind::Unsigned);
+  Layout &hidden(const std::string &name, uint32_t size = 8, FieldKind kind = FieldKind::Unsigned) {
+    return add(layout_.hidden, name, size, kind);
   }
   const RecordLayout &get() const { return layout_; }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
@@ -140,8 +141,20 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
       return f ? f->offset : kNone;
     };
     for (const auto &d : probe.draws) {
-      Plan plan{d.kind,       d.name,       d.category, d.process_track ? "" : d.track_name,
-                d.flow_point, d.async_track};
+      Plan plan{d.kind,       d.name,        d.category,     d.process_track ? "" : d.track_name,
+                d.flow_point, d.async_track, d.process_track};
+      if (auto label = d.track_label.empty() ? std::nullopt : find(layout.hidden, d.track_label)) {
+        plan.label_at = label->offset;
+        plan.label_size = label->size;
+        plan.label_is_string = label->kind == FieldKind::String;
+      }
+      if (!d.track_group.empty()) {
+        auto [group, fresh] =
+            group_pids_.try_emplace(d.track_group, kGroupPids + group_pids_.size());
+        if (fresh)
+          writer_->process(group->second, d.track_group);
+        plan.group_pid = group->second;
+      }
       plan.category_ref = writer_->pin(plan.category);
       plan.name_ref = writer_->pin(plan.name);
       for (const auto &a : d.args)
@@ -202,14 +215,34 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
   }
 }
 
-const FxtSink::Track &FxtSink::track(uint64_t pid, uint64_t key, const std::string &name) {
+const FxtSink::Track &FxtSink::track(uint64_t pid, const Plan &p, const unsigned char *bytes) {
+  // Keyed by its id, else by its label's value.
+  std::string_view label;
+  uint64_t key;
+  if (p.label_at != kNone && p.label_is_string) {
+    const char *text = reinterpret_cast<const char *>(bytes + p.label_at);
+    label = std::string_view(text, strnlen(text, p.label_size));
+    key = p.track_at != kNone ? load(bytes + p.track_at, 8) : std::hash<std::string_view>{}(label);
+  } else {
+    key = load(bytes + (p.track_at != kNone ? p.track_at : p.label_at), 8);
+  }
   // Per process: a small key may stand for different things in each.
   uint64_t koid = (key * 0x9e3779b97f4a7c15ull ^ pid) | kTrackBit;
   auto [known, fresh] = tracks_.try_emplace(koid);
   if (fresh) {
-    char hex[32];
-    std::snprintf(hex, sizeof(hex), " 0x%llx", static_cast<unsigned long long>(key));
-    known->second = {koid, name.empty() ? process_name(pid) + " (process)" : name + hex};
+    std::string name;
+    if (p.process_track) {
+      name = process_name(pid) + " (process)";
+    } else if (p.label_at != kNone) {
+      name = p.track_name.empty() ? "" : p.track_name + " ";
+      name += p.label_is_string ? std::string(label)
+                                : std::to_string(load(bytes + p.label_at, p.label_size));
+    } else {
+      char hex[32];
+      std::snprintf(hex, sizeof(hex), " 0x%llx", static_cast<unsigned long long>(key));
+      name = p.track_name + hex;
+    }
+    known->second = {koid, name};
     writer_->thread(pid, koid, known->second.name);
   }
   return known->second;
@@ -332,10 +365,12 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
   for (const Plan &p : plans_[probe]) {
     if (p.when_at != kNone && !bytes[p.when_at])
       continue;
+    // A grouped track is under its group's process, whatever task drew on it.
+    uint64_t owner = p.group_pid ? p.group_pid : pid;
     const Track *keyed =
-        p.track_at != kNone ? &track(pid, load(bytes + p.track_at, 8), p.track_name) : nullptr;
+        p.track_at != kNone || p.label_at != kNone ? &track(owner, p, bytes) : nullptr;
     FxtWriter &w = *writer_;
-    FxtWriter::Thread thread = w.thread(pid, keyed ? keyed->koid : tid);
+    FxtWriter::Thread thread = w.thread(owner, keyed ? keyed->koid : tid);
     uint64_t start = ts;
     bool flow = p.flow_at != kNone;
     uint64_t key = flow ? load(bytes + p.flow_at, 8) : 0;
@@ -349,7 +384,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
         if (flow) {
-          slice(p, pid, thread, nest, ts, ts + 1, flow, key);
+          slice(p, owner, thread, nest, ts, ts + 1, flow, key);
           flow = false;  // drawn with it
         } else {
           w.write(fxt::kInstant, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
@@ -358,7 +393,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration_at != kNone ? load(bytes + p.duration_at, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
-        slice(p, pid, thread, nest, start, std::max(ts, start + 1), flow, key);
+        slice(p, owner, thread, nest, start, std::max(ts, start + 1), flow, key);
         flow = false;
         break;
       }
@@ -373,7 +408,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
         // counters are named after it, so each track has its own.
         uint64_t id = 0;
         FxtRef name = keyed ? counter_name(*keyed, p) : p.name_ref;
-        if (write_changed_args(p, name, pid, bytes))
+        if (write_changed_args(p, name, owner, bytes))
           w.write(fxt::kCounter, thread, ts, p.category_ref, name, args_, &id);
         break;
       }

@@ -75,6 +75,12 @@ class FxtSink {
     std::string name, category, track_name;  // track_name "": the process's own track
     DrawDecl::Flow flow_point;
     bool async = false;  // a slice in a lane of the process's async track
+    bool process_track = false;
+    // A keyed track's label (its value names the track: a string or a
+    // number), and the synthetic process of its group (0: none).
+    uint32_t label_at = UINT32_MAX, label_size = 0;
+    bool label_is_string = false;
+    uint64_t group_pid = 0;
     // Offsets of the hidden fields it uses; when_at: drawn only where this
     // byte is not 0.
     uint32_t duration_at = kNone, track_at = kNone, flow_at = kNone, when_at = kNone;
@@ -127,7 +133,8 @@ class FxtSink {
     // Its counters' names, pinned: a plan's name -> "track-name plan-name".
     mutable std::vector<std::pair<FxtRef, FxtRef>> counters{};
   };
-  const Track &track(uint64_t pid, uint64_t key, const std::string &name);
+  // The keyed track of plan `p` for this record, under process `pid`.
+  const Track &track(uint64_t pid, const Plan &p, const unsigned char *bytes);
   FxtRef counter_name(const Track &track, const Plan &p);
   std::string process_name(uint64_t pid);
 
@@ -163,7 +170,11 @@ class FxtSink {
   RecentTasks named_, learned_;
   FxtRef flow_ref_;                             // "flow"
   std::unordered_map<uint64_t, Track> tracks_;  // by koid
-  FxtArgWords args_;                            // reused per event
+  // Processes of track groups, by name: synthetic pids from kGroupPids,
+  // above any pid Linux gives (pid_max is at most 2^22).
+  static constexpr uint64_t kGroupPids = 0x7ffe0000;
+  std::unordered_map<std::string, uint64_t> group_pids_;
+  FxtArgWords args_;  // reused per event
   const FxtArgWords no_args_{};
   ThreadNesting nesting_;
   AsyncLanes lanes_;

@@ -20,6 +20,8 @@ constexpr uint64_t kWrites = 128;
 struct BlockFlows {
   Trace trace;
   Result result;
+  uint64_t dev = 0;       // the loop device's, as the block tracepoints give it
+  std::string disk = {};  // its name (loopN)
 };
 
 // block_flows.lua on `kWrites` O_DIRECT writes to a fresh loop device:
@@ -39,6 +41,8 @@ BlockFlows trace_block_flows(bool minus_c, std::vector<std::string> script_optio
   argv.insert(argv.end(), {script("block_flows.lua"), "--dev", std::to_string(loop.dev())});
   argv.insert(argv.end(), script_options.begin(), script_options.end());
   BlockFlows out;
+  out.dev = loop.dev();
+  out.disk = loop.name();
   if (minus_c) {
     out.result = run(mt(argv), 60s);
   } else {
@@ -57,7 +61,7 @@ BlockFlows trace_block_flows(bool minus_c, std::vector<std::string> script_optio
 }
 
 void expect_every_request_flows_into_other_tasks(const BlockFlows &b) {
-  const auto &[trace, r] = b;
+  const auto &[trace, r, dev, disk] = b;
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
   EXPECT_FALSE(contains(r.err, "left out")) << r;
@@ -83,8 +87,40 @@ TEST_F(E2eFlows, AFlowBegunInOneProcessEndsInAnother) {
   expect_every_request_flows_into_other_tasks(trace_block_flows(false));
 }
 
+// Completions run in whichever task the interrupt found: on the device's
+// own track, under a process of its group, they are all in one place.
+void expect_completions_on_one_device_track(const BlockFlows &b, const std::string &track_name) {
+  const auto &[trace, r, dev, disk] = b;
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(trace.flow_points(8, "moontrace"), kWrites);
+  EXPECT_EQ(trace.flow_points(10, "moontrace"), kWrites);
+  auto completes = trace.named("complete");
+  ASSERT_EQ(completes.size(), kWrites);
+  std::set<std::pair<uint64_t, uint64_t>> tracks;
+  for (const auto *e : completes)
+    tracks.insert({e->pid, e->tid});
+  ASSERT_EQ(tracks.size(), 1u);
+  auto [pid, tid] = *tracks.begin();
+  std::string process, thread;
+  for (const auto &o : trace.records)
+    if (o.type == 7 && o.koid == (o.object_type == 1 ? pid : tid))
+      (o.object_type == 1 ? process : thread) = o.name;
+  EXPECT_EQ(process, "block devices");
+  EXPECT_EQ(thread, track_name);
+}
+
+TEST_F(E2eFlows, AFlowEndsOnTheTrackOfItsDeviceLabelledByNumber) {
+  auto b = trace_block_flows(true, {"--on_device"});
+  expect_completions_on_one_device_track(b, "dev " + std::to_string(b.dev));
+}
+
+TEST_F(E2eFlows, AFlowEndsOnTheTrackOfItsDeviceLabelledByName) {
+  auto b = trace_block_flows(true, {"--by_name"});
+  expect_completions_on_one_device_track(b, b.disk);
+}
+
 TEST_F(E2eFlows, EndsWithoutTheirBeginAreCountedNotHidden) {
-  auto [trace, r] = trace_block_flows(false, {"--ends_only"});
+  auto [trace, r, dev, disk] = trace_block_flows(false, {"--ends_only"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(trace.named("complete").size(), kWrites);
   EXPECT_EQ(trace.flow_points(10, "moontrace"), 0u);

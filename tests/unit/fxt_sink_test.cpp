@@ -783,6 +783,49 @@ TEST_F(FxtSinkTest, NamedValuesAreWrittenAsTheirNames) {
   EXPECT_EQ(arg(*drawn[3], "op")->u, 3u);
 }
 
+// A track in a group is a thread of the group's own process, whatever task
+// drew on it, named by its label: a block device's completions, drawn in
+// interrupts of whichever task ran, all on the device's track.
+TEST_F(FxtSinkTest, GroupedTracksAreThreadsOfTheGroupsProcessNamedByTheirLabel) {
+  auto layout = Layout().hidden("__d0_label", 16, FieldKind::String).hidden("__d1_label").get();
+  DrawDecl by_name = draw(DrawDecl::Kind::Instant, "complete");
+  by_name.track_label = "__d0_label";
+  by_name.track_group = "block devices";
+  DrawDecl by_number = draw(DrawDecl::Kind::Instant, "issue");
+  by_number.track_label = "__d1_label";
+  by_number.track_name = "dev";
+  by_number.track_group = "block devices";
+  uint64_t pid = self_pid(), tid = self_tid();
+  {
+    FxtSink sink(path_);
+    plan(sink, {{layout, {by_name, by_number}}});
+    draw_now(sink, 0, Rec(layout).at(10, pid, tid).text("__d0_label", "vda").set("__d1_label", 7));
+    draw_now(sink, 0,
+             Rec(layout).at(20, kFakePid, kFakeTid).text("__d0_label", "vda").set("__d1_label", 7));
+    draw_now(sink, 0, Rec(layout).at(30, pid, tid).text("__d0_label", "vdb").set("__d1_label", 7));
+  }
+  auto records = read_clean();
+  auto drawn = events(records);
+  ASSERT_EQ(drawn.size(), 6u);
+  uint64_t group = drawn[0]->pid;
+  EXPECT_NE(group, pid);
+  auto process = objects(records, 1, group);
+  ASSERT_EQ(process.size(), 1u);
+  EXPECT_EQ(process[0]->name, "block devices");
+  std::map<uint64_t, std::string> names;
+  for (const auto *e : drawn) {
+    EXPECT_EQ(e->pid, group);
+    auto thread = objects(records, 2, e->tid);
+    ASSERT_EQ(thread.size(), 1u);
+    names[e->tid] = thread[0]->name;
+  }
+  EXPECT_EQ(drawn[0]->tid, drawn[2]->tid);  // vda, from either task
+  EXPECT_EQ(names[drawn[0]->tid], "vda");
+  EXPECT_EQ(names[drawn[4]->tid], "vdb");
+  EXPECT_EQ(names[drawn[1]->tid], "dev 7");
+  EXPECT_EQ(drawn[1]->tid, drawn[5]->tid);
+}
+
 // Perfetto keeps counters per process by name: on a keyed track they are
 // named after it, so two rings' counters are two sets of series.
 TEST_F(FxtSinkTest, CountersOnKeyedTracksAreNamedAfterTheirTrack) {

@@ -200,6 +200,24 @@ TEST(LuaScript, DrawNamesAreForItsArguments) {
   }
 }
 
+TEST(LuaScript, TracksMayBeNamedByALabelAndGrouped) {
+  Loaded l(R"lua(probe("tracepoint:a:b", { draw = { kind = "slice", name = "s",
+  track = { label = "str(args.name, 32)", group = "block devices" } } }))lua");
+  l.script.declare();
+  const ProbeDecl &p = l.script.declaration().probes[0];
+  const DrawDecl &d = p.draws[0];
+  EXPECT_EQ(d.track, "");
+  EXPECT_EQ(d.track_label, "__d0_label");
+  EXPECT_EQ(d.track_group, "block devices");
+  ASSERT_EQ(p.captures.size(), 1u);
+  EXPECT_TRUE(p.captures[0].is_string);
+  EXPECT_EQ(p.captures[0].string_size, 32);
+  EXPECT_EQ(p.captures[0].expr.text, "args.name");
+  Loaded bad(R"(probe("tracepoint:a:b", { draw = { kind = "slice", name = "s",
+  track = { group = "block devices" } } }))");
+  EXPECT_THROW(bad.script.declare(), Error);
+}
+
 TEST(LuaScript, AsyncTracksAreForSlices) {
   Loaded l(
       R"(probe("tracepoint:a:b", { draw = { kind = "slice", name = "s", track = "async" } }))");
