@@ -17,18 +17,23 @@ namespace mt {
 
 namespace {
 
-// package.searchers entry for the stdlib built into the binary.
+// package.searchers entry for the stdlib built into the binary, and the
+// shipped scripts: `require "uring"` adds uring.lua's probes and drawings
+// to the requiring script's, and gives its API.
 int search_stdlib(lua_State *L) {
   std::string name = luaL_checkstring(L, 1);
   for (auto &c : name)
     if (c == '.')
       c = '/';
+  const char *folder = "stdlib/";
   const char *source = embedded_lua(name + ".lua", kLuaFiles);
+  if (!source && (source = embedded_lua(name + ".lua", kScriptFiles)))
+    folder = "scripts/";
   if (!source) {
     lua_pushfstring(L, "no built-in module '%s'", name.c_str());
     return 1;
   }
-  std::string chunk = "@stdlib/" + name + ".lua";
+  std::string chunk = "@" + std::string(folder) + name + ".lua";
   if (luaL_loadbufferx(L, source, std::strlen(source), chunk.c_str(), "t") != LUA_OK)
     return lua_error(L);
   lua_pushstring(L, chunk.c_str() + 1);

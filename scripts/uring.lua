@@ -946,3 +946,28 @@ probe("end", function()
   s.findings = diagnose(s)
   report{ type = "uring_summary", data = s, text = summary_text(s) }
 end)
+
+-- What a script that adds a layer to this trace uses, through
+-- `local uring = require "uring"` (see the README): C expressions for a
+-- request's flow, whether it is traced, and where its ring is drawn.
+local api = { category = cat, sample = sample }
+-- C: the flow of request REQ (a struct io_kiocb *) on ring RING, which
+-- a drawing joins with flow = { id = uring.flow(req, ring), point = "step" }.
+function api.flow(req, ring)
+  return flow_of({ req = req, ctx = ring })
+end
+-- C: whether request REQ is traced (its ring traced, kept by --sample).
+function api.traced(req)
+  return kept(req)
+end
+-- For a read or write's struct kiocb *KIOCB, which begins its request:
+-- the request, its flow and whether it is traced, as C expressions.
+function api.kiocb(kiocb)
+  local req = "((struct io_kiocb *)(__u64)(" .. kiocb .. "))"
+  return { req = req, flow = api.flow(req, req .. "->ctx"), traced = kept(req) }
+end
+-- The track of ring RING (a struct io_ring_ctx *), for draw = {track = ...}.
+function api.ring_track(ring)
+  return { id = "(__u64)(" .. ring .. ")", name = "ring" }
+end
+return api

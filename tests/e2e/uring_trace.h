@@ -120,22 +120,29 @@ inline Trace valid_trace(const std::string &file) {
   return t;
 }
 
-// Runs uring.lua on `command` (moontrace options first, then the
-// script's), checks it lost nothing and the trace is valid, and returns
-// the trace and what moontrace printed.
-inline std::pair<Trace, Result> run_uring(const std::string &command,
-                                          std::vector<std::string> options = {},
-                                          std::vector<std::string> script_options = {}) {
+// Runs `script` (uring, or a script that requires it) on `command`
+// (moontrace options first, then the script's), checks it lost nothing and
+// the trace is valid, and returns the trace and what moontrace printed.
+inline std::pair<Trace, Result> run_traced(const std::string &script, const std::string &command,
+                                           std::vector<std::string> options = {},
+                                           std::vector<std::string> script_options = {}) {
   TempDir dir;
   std::string file = dir.file("uring.fxt");
   std::vector<std::string> argv = {"-o", file, "-c", command};
   argv.insert(argv.end(), options.begin(), options.end());
-  argv.push_back("uring");
+  argv.push_back(script);
   argv.insert(argv.end(), script_options.begin(), script_options.end());
   auto r = run(mt(argv), 60s);
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
   return {valid_trace(file), std::move(r)};
+}
+
+// uring.lua on `command`: see run_traced.
+inline std::pair<Trace, Result> run_uring(const std::string &command,
+                                          std::vector<std::string> options = {},
+                                          std::vector<std::string> script_options = {}) {
+  return run_traced("uring", command, std::move(options), std::move(script_options));
 }
 
 // Runs uring.lua on `command` with script options `extra`; the trace.

@@ -1,0 +1,45 @@
+// Scripts that add a layer to the io_uring trace: `require "uring"` adds
+// uring.lua's probes and drawings to the script's, and its API gives the
+// C for a request's flow, so the added drawings join the requests' flows.
+#include <sys/stat.h>
+
+#include <set>
+
+#include "tests/e2e/loop_device.h"
+#include "tests/e2e/uring_trace.h"
+
+namespace e2e {
+namespace {
+
+class E2eUringLayers : public BpfTest {};
+
+// fio's 256 direct reads of 4 KiB through io_uring on a private ext4: each
+// passes through iomap once, drawn as a step of its request's flow.
+TEST_F(E2eUringLayers, ADirectReadsPassThroughIomapIsAStepOfItsRequestsFlow) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);  // fio may run as SUDO_UID
+  auto [trace, r] = run_traced(script("uring_dio.lua"),
+                               "fio --name=job --filename=" + fs.dir() +
+                                   "/data --direct=1 --rw=read --bs=4k --size=1M --iodepth=4 "
+                                   "--ioengine=io_uring --output-format=terse");
+  EXPECT_FALSE(contains(r.err, "left out")) << r;
+  auto dio = trace.named("iomap_dio");
+  EXPECT_EQ(dio.size(), 256u);
+  EXPECT_EQ(trace.named("submit").size(), 256u);
+  EXPECT_EQ(trace.named("complete").size(), 256u);
+  // Each iomap slice holds a step of a request's flow, which the submit
+  // began and the completion ended (the validator checks the pairing).
+  std::set<std::pair<uint64_t, uint64_t>> steps;  // (tid, ts)
+  for (const auto &e : trace.records)
+    if (e.type == 4 && e.event_type == 9 && e.category == "io_uring")
+      steps.insert({e.tid, e.ts});
+  size_t joined = 0;
+  for (const auto *d : dio)
+    joined += steps.count({d->tid, d->ts});
+  EXPECT_EQ(joined, dio.size());
+  EXPECT_EQ(trace.flow_points(8), 256u);
+  EXPECT_EQ(trace.flow_points(10), 256u);
+}
+
+}  // namespace
+}  // namespace e2e
