@@ -41,5 +41,47 @@ TEST_F(E2eUringLayers, ADirectReadsPassThroughIomapIsAStepOfItsRequestsFlow) {
   EXPECT_EQ(trace.flow_points(10), 256u);
 }
 
+// The shipped uring_block: fio's 256 O_DIRECT reads or writes, each with
+// its block request (one per 4 KiB: the loop device merges nothing) issued
+// and completed on the disk's track, on the request's arrow.
+void expect_each_block_request_in_its_flow_on_the_disks_track(const std::string &rw) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);
+  auto [trace, r] = run_traced("uring_block", "fio --name=job --filename=" + fs.dir() +
+                                                  "/data --direct=1 --rw=" + rw +
+                                                  " --bs=4k --size=1M --iodepth=4 "
+                                                  "--ioengine=io_uring --output-format=terse");
+  EXPECT_FALSE(contains(r.err, "left out")) << r;
+  auto issues = trace.named("block_issue"), completes = trace.named("block_complete");
+  EXPECT_EQ(issues.size(), 256u);
+  EXPECT_EQ(completes.size(), 256u);
+  std::set<std::pair<uint64_t, uint64_t>> tracks, steps;
+  for (const auto &e : trace.records)
+    if (e.type == 4 && e.event_type == 9 && e.category == "io_uring")
+      steps.insert({e.tid, e.ts});
+  size_t joined = 0;
+  for (const auto &block : {issues, completes})
+    for (const auto *e : block) {
+      tracks.insert({e->pid, e->tid});
+      joined += steps.count({e->tid, e->ts});
+    }
+  EXPECT_EQ(joined, 512u);
+  ASSERT_EQ(tracks.size(), 1u);
+  auto names = trace.thread_names_by_tid();
+  EXPECT_EQ(names[tracks.begin()->second], fs.device().name());
+  // Each request's flow: submit, file_get, the block request, completion.
+  EXPECT_EQ(trace.flow_points(8), 256u);
+  EXPECT_EQ(trace.flow_points(9), 768u);
+  EXPECT_EQ(trace.flow_points(10), 256u);
+}
+
+TEST_F(E2eUringLayers, ADirectReadsBlockRequestIsInItsFlowOnTheDisksTrack) {
+  expect_each_block_request_in_its_flow_on_the_disks_track("read");
+}
+
+TEST_F(E2eUringLayers, ADirectWritesBlockRequestIsInItsFlowOnTheDisksTrack) {
+  expect_each_block_request_in_its_flow_on_the_disks_track("write");
+}
+
 }  // namespace
 }  // namespace e2e

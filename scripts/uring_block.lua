@@ -1,0 +1,54 @@
+-- uring_block: the io_uring trace, with each direct read's or write's block requests in its flow
+--
+-- Example: sudo moontrace -c 'fio --direct=1 --ioengine=io_uring ...' uring_block
+-- Everything `uring` draws, and for an O_DIRECT read or write through
+-- iomap (ext4, xfs), each block request it issued: a `block_issue` slice
+-- when the driver takes it and a `block_complete` slice when it is done,
+-- on the disk's own track under "block devices", both on the request's
+-- arrow from its submit to its completion. Parameters: those of `uring`.
+-- Probes: tp_btf iomap_dio_rw_begin, iomap_dio_rw_queued,
+-- iomap_dio_complete, block_bio_queue, block_rq_issue, block_rq_complete.
+
+local uring = require "uring"
+local c = require("ctemplate").c
+
+-- The flow of the direct I/O a task is submitting, while it submits; then
+-- of each bio it queued, and of the request that took the bio.
+local submitting = map{ name = "dio_submitting", type = "hash", key = "u32", value = "u64",
+                        size = 4096 }
+local bio_flows = map{ name = "bio_flows", type = "lru_hash", key = "u64", value = "u64",
+                       size = 65536 }
+local rq_flows = map{ name = "rq_flows", type = "lru_hash", key = "u64", value = "u64",
+                      size = 65536 }
+
+local dio = uring.kiocb("args.iocb")
+probe("tp_btf:iomap_dio_rw_begin", {
+  filter = dio.traced,
+  action = c("__u64 flow = ${flow}; map_set(dio_submitting, tid, flow);", { flow = dio.flow }),
+})
+-- Submitted: queued to complete later, or done already.
+probe("tp_btf:iomap_dio_rw_queued", { action = "map_del(dio_submitting, tid);" })
+probe("tp_btf:iomap_dio_complete", { action = "map_del(dio_submitting, tid);" })
+probe("tp_btf:block_bio_queue", {
+  filter = "map_has(dio_submitting, tid)",
+  action = "map_set(bio_flows, (__u64)args.arg0, map_get(dio_submitting, tid));",
+})
+
+local disk = { group = "block devices", label = "str(args.arg0->q->disk->disk_name, 32)" }
+local function block_args(rq)
+  return { sector = rq .. "->__sector", bytes = rq .. "->__data_len" }
+end
+-- The driver takes the request: it carries its first bio's flow on.
+probe("tp_btf:block_rq_issue", {
+  filter = "map_has(bio_flows, (__u64)args.arg0->bio)",
+  action = [[__u64 flow = map_get(bio_flows, (__u64)args.arg0->bio);
+             map_del(bio_flows, (__u64)args.arg0->bio); map_set(rq_flows, (__u64)args.arg0, flow);]],
+  draw = { kind = "slice", name = "block_issue", category = uring.category, track = disk,
+           args = block_args("args.arg0"), flow = { id = "(__u64)flow", point = "step" } },
+})
+probe("tp_btf:block_rq_complete", {
+  filter = "map_has(rq_flows, (__u64)args.arg0)",
+  action = [[__u64 flow = map_get(rq_flows, (__u64)args.arg0); map_del(rq_flows, (__u64)args.arg0);]],
+  draw = { kind = "slice", name = "block_complete", category = uring.category, track = disk,
+           args = { error = "args.arg1" }, flow = { id = "(__u64)flow", point = "step" } },
+})
