@@ -83,6 +83,7 @@ int run(const Options &options) {
   KernelFacts kernel;
   LuaScript script(load_script_source(options.script), sandbox, args, output);
   script.set_kernel_facts(&kernel);
+  script.set_output_path(options.output);
   script.declare();
   const Declaration &decl = script.declaration();
   if (args.wants_help()) {

@@ -33,9 +33,13 @@ struct {
   __type(value, __u64);
 } MT_FLOW_MARKS_TAKEN SEC(".maps");
 
+/* By the id's low 32 bits, made a number as mt_addr32 does: a flow id
+ * may be a typed pointer (a tp_btf program's struct request), on which
+ * the verifier refuses arithmetic, though not stores and compares. */
 static __always_inline struct mt_flow_mark *mt_flow_slot(__u64 id) {
-  __u64 h = id * 0xff51afd7ed558ccdULL;
-  __u32 slot = (__u32)(h ^ h >> 32) & (MT_FLOW_MARK_SLOTS - 1);
+  __u32 low = (__u32)id;
+  asm volatile("%0 -= 0" : "+w"(low));
+  __u32 slot = (low * 0x9e3779b1U) >> 16 & (MT_FLOW_MARK_SLOTS - 1);
   return bpf_map_lookup_elem(&MT_FLOW_MARKS, &slot);
 }
 

@@ -1,4 +1,5 @@
-// print, printf, notice, report, exit, lost, strftime: what a running script says and asks.
+// print, printf, notice, report, exit, lost, strftime, output_is_trace: what a running script
+// says and asks.
 #include <cstdio>
 #include <ctime>
 
@@ -20,6 +21,18 @@ struct LuaHostFunctions : LuaApi {
     std::string name = s.source_.path.substr(s.source_.path.rfind('/') + 1);
     s.notices_.push_back(name + ": " + text);
     return 0;
+  }
+
+  // output_is_trace() -> whether -o names a trace (*.fxt, *.fxt.gz): a
+  // script that prints can then draw too, declaring fxt{} only then.
+  static int output_is_trace(lua_State *L) {
+    const std::string &path = self(L).output_path_;
+    auto ends_with = [&](const std::string &end) {
+      return path.size() > end.size() &&
+             path.compare(path.size() - end.size(), end.size(), end) == 0;
+    };
+    lua_pushboolean(L, ends_with(".fxt") || ends_with(".fxt.gz"));
+    return 1;
   }
 
   // strftime([FORMAT]) -> the local time, "%H:%M:%S" by default.
@@ -117,6 +130,7 @@ void install_host_functions(lua_State *L) {
                            {"exit", LuaHostFunctions::exit},
                            {"notice", LuaHostFunctions::notice},
                            {"strftime", LuaHostFunctions::strftime},
+                           {"output_is_trace", LuaHostFunctions::output_is_trace},
                            {"lost", LuaHostFunctions::lost},
                            {"report", LuaHostFunctions::report}});
 }

@@ -39,6 +39,8 @@ class LuaScript {
 
   // What available() and disk() ask; the running kernel unless set.
   void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
+  // The -o path, which output_is_trace() looks at ("" without -o).
+  void set_output_path(std::string path) { output_path_ = std::move(path); }
   // Runs the script's top level; throws mt::Error ("file:line: message"),
   // or LuaInterrupted when a stop request interrupts it (see lua_interrupt.h).
   void declare();
@@ -89,6 +91,7 @@ class LuaScript {
   std::unique_ptr<KernelFacts> own_kernel_;
   std::vector<std::string> notes_;
   std::vector<std::string> notices_;
+  std::string output_path_;
 };
 
 }  // namespace mt

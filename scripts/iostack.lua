@@ -19,6 +19,11 @@
 -- vfs and ext4 operations (not its children's); block requests are kept by
 -- disk (-d), as whoever issues them, often a kernel thread, is not the
 -- process that caused them.
+-- With -o FILE.fxt (or .fxt.gz) it also writes a trace for Perfetto: each
+-- operation as a slice on its thread, nested as the layers call each other
+-- (syscall > vfs > ext4), and each block request as a slice on its disk's
+-- track under "block devices", with an arrow from a blk_issue mark on the
+-- thread that issued it.
 -- Parameters: -T syscall|vfs|ext4|blk|all, -p PID, -d DISK, -Q, -m.
 
 local kfunc = require "kfunc"
@@ -41,6 +46,14 @@ if only ~= "all" and not known then
   error("-T must be syscall, vfs, ext4, blk or all, not '" .. only .. "'")
 end
 local the_disk = blockio.disk(disk_name)
+local drawing = output_is_trace()
+if drawing then
+  fxt{ file = "iostack.fxt" }
+end
+-- An operation drawn from its start to its end, when tracing to a file.
+local function slice(layer, name)
+  return drawing and { kind = "slice", name = name, category = layer, duration = "latency" } or nil
+end
 
 local unit = ms and "ms" or "ns"
 local ops = {}  -- {layer =, name =, hist =, total =}, in the order printed
@@ -67,7 +80,7 @@ local function timed(layer, fn, stand_ins)
     return
   end
   latency{ name = fn, start = pair.entry, stop = pair.exit, key = "tid", filter = one_process,
-           into = op(layer, fn) }
+           into = op(layer, fn), draw = slice(layer, fn) }
 end
 
 local tracing = {}
@@ -84,7 +97,7 @@ if wanted("syscall") then
     for i = 2, #o do
       latency{ name = "sys_" .. o[i], start = "tracepoint:syscalls:sys_enter_" .. o[i],
                stop = "tracepoint:syscalls:sys_exit_" .. o[i], key = "tid", filter = one_process,
-               into = into }
+               into = into, draw = slice("syscall", "sys_" .. o[i]) }
     end
   end
 end
@@ -114,7 +127,21 @@ if wanted("blk") then
       carry = { waited = blockio.waited(b.at(b.issue)) }
       value = "latency + start.waited"
     end
-    b.requests{ name = "blk_request", carry = carry, into = op("blk", "blk_request", value) }
+    local issue, done = b.at(b.issue), b.at(b.done)
+    local start_draw, draw
+    if drawing then
+      -- A mark where the request is issued, with an arrow to the request
+      -- on its disk's track (requests in flight together overlap there:
+      -- the trace puts those in lanes, see the README).
+      start_draw = { kind = "slice", name = "blk_issue", category = "blk",
+                     flow = { id = issue.id, point = "begin" } }
+      draw = slice("blk", "blk_request")
+      draw.args = { sector = done.sector }
+      draw.track = { group = "block devices", label = done.disk, name = b.typed and "" or "dev" }
+      draw.flow = { id = done.id, point = "end" }
+    end
+    b.requests{ name = "blk_request", carry = carry, into = op("blk", "blk_request", value),
+                start_draw = start_draw, draw = draw }
   end
 end
 

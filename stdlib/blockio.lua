@@ -45,6 +45,7 @@ end
 --   sector, bytes (at issue), op (blockio.letter turns it into R, W...)
 --   created  (typed) when the block layer took the request, from its own
 --            accounting (rq->start_time_ns; 0 when the disk keeps none)
+--   id       one number naming the request while it is in flight (a flow id)
 function blockio.probes(disk, queued)
   local first, why = available(issue)
   local last, last_why = available(done)
@@ -65,13 +66,15 @@ function blockio.probes(disk, queued)
     local rq = b.typed and request(probe)
     if not rq then
       local at = { key = { dev = "args.dev", sector = "args.sector" }, disk = "args.dev",
-                   sector = "args.sector", bytes = "args.bytes", op = "args.rwbs[0]" }
+                   sector = "args.sector", bytes = "args.bytes", op = "args.rwbs[0]",
+                   id = "((__u64)args.dev << 40 ^ args.sector)" }
       if disk then
         at.filter = "args.dev == " .. disk.dev
       end
       return at
     end
-    local at = { key = { rq = "(__u64)" .. rq }, disk = "str(" .. rq .. "->q->disk->disk_name, 32)",
+    local at = { key = { rq = "(__u64)" .. rq }, id = "(__u64)" .. rq,
+                 disk = "str(" .. rq .. "->q->disk->disk_name, 32)",
                  sector = rq .. "->__sector", bytes = rq .. "->__data_len",
                  op = rq .. "->cmd_flags & 0xff", created = rq .. "->start_time_ns" }
     if disk then

@@ -361,10 +361,11 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
   uint64_t ts = load(bytes + ts_offset, 8);
   uint64_t task = load(bytes + task_offset, 8);
   uint64_t pid = task >> 32, tid = task & 0xffffffff;
-  name_thread(pid, tid);
   for (const Plan &p : plans_[probe]) {
     if (p.when_at != kNone && !bytes[p.when_at])
       continue;
+    if (!p.group_pid)
+      name_thread(pid, tid);  // a grouped track is drawn on for whichever task ran
     // A grouped track is under its group's process, whatever task drew on it.
     uint64_t owner = p.group_pid ? p.group_pid : pid;
     const Track *keyed =

@@ -12,6 +12,7 @@
 
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/loop_device.h"
+#include "tests/e2e/uring_trace.h"
 
 namespace e2e {
 namespace {
@@ -214,6 +215,37 @@ TEST_F(E2eIoScripts, IostackBlockLayerAloneWithQueueingInMilliseconds) {
   EXPECT_TRUE(contains(r.out, "     msecs               : count    distribution")) << r;
   EXPECT_TRUE(contains(r.out, "TOTAL(ms)")) << r;
   EXPECT_EQ(histogram_totals(r.out)["blk_request"], 30u) << r;
+}
+
+// With -o FILE.fxt: each pwrite64 a slice on the writer's thread, holding
+// the issue of its block request, with an arrow to the request on the
+// disk's track.
+TEST_F(E2eIoScripts, IostackDrawsEachLayersOperationsAndBlockRequestsOnTheirDisk) {
+  LoopDevice loop;
+  TempDir dir;
+  std::string file = dir.file("iostack.fxt"), command;
+  for (const auto &a : direct_writes(loop.path(), 64, 4096).argv)
+    command += (command.empty() ? "" : " ") + a;
+  auto r = run(mt({"-o", file, "-c", command, "iostack", "-d", loop.name()}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err, ", 0 lost")) << r;
+  EXPECT_TRUE(contains(r.out, "LAYER    OPERATION")) << r;  // the table goes to stdout
+  Trace t = valid_trace(file);
+  auto writes = t.named("sys_pwrite64"), issues = t.named("blk_issue"),
+       requests = t.named("blk_request");
+  ASSERT_EQ(writes.size(), 64u);
+  ASSERT_EQ(issues.size(), 64u);
+  EXPECT_EQ(requests.size(), 64u);  // on the disk's track, or in its lanes
+  size_t nested = 0;
+  for (const auto *i : issues)
+    for (const auto *w : writes)
+      nested += w->tid == i->tid && w->ts <= i->ts && i->ts < w->extra;
+  EXPECT_EQ(nested, 64u);
+  auto names = t.thread_names_by_tid();
+  for (const auto *q : requests)
+    EXPECT_EQ(names[q->tid], loop.name());
+  EXPECT_EQ(t.flow_points(8, "blk"), 64u);
+  EXPECT_EQ(t.flow_points(10, "blk"), 64u);
 }
 
 TEST_F(E2eIoScripts, IostackRefusesBadInputAtItsLine) {
