@@ -143,7 +143,7 @@ TEST_F(E2eIoScripts, ListShowsEveryShippedScriptWithALine) {
     names.push_back(w[0]);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"biolatency", "biosnoop", "demo", "ext4slower",
-                                             "iostack", "uring", "vfsstat"}))
+                                             "iostack", "uring", "uring_block", "vfsstat"}))
       << r;
   EXPECT_TRUE(contains(r.out, "iostack      where IO time goes, layer by layer")) << r;
 }
