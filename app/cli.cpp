@@ -17,7 +17,7 @@
 namespace mt {
 
 const char *usage_text() {
-  return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS]
+  return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS] [+ SCRIPT [SCRIPT OPTIONS]]...
        moontrace SCRIPT --help     show a script's options
        moontrace list              list the shipped scripts
        moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
@@ -26,7 +26,8 @@ const char *usage_text() {
 moontrace runs a Lua script that declares kernel probes, compiles them to
 BPF in-process, attaches them and runs the script's handlers on the events.
 SCRIPT is a Lua file (at most 16 MiB), or the name of a shipped script
-(e.g. demo).
+(e.g. demo). Scripts joined by '+' run in one session and one trace
+(e.g. uring + blk.lua), each with its own options.
 
 Engine options (before SCRIPT):
   -c, --command CMD     run CMD once the probes are attached, trace only it
@@ -195,8 +196,16 @@ Options parse_command_line(int argc, char **argv) {
         throw Error("usage: moontrace dump FILE.fxt [--json]");
       o.script.clear();
     }
-    for (; i < argc; i++)
-      o.script_args.push_back(argv[i]);
+    for (; i < argc; i++) {
+      std::string a = argv[i];
+      if (a != "+") {
+        (o.more_scripts.empty() ? o.script_args : o.more_scripts.back().args).push_back(a);
+        continue;
+      }
+      if (o.script.empty() || i + 1 == argc)
+        throw Error("'+' must be followed by a script: SCRIPT [OPTIONS] + SCRIPT [OPTIONS]");
+      o.more_scripts.push_back({argv[++i], {}});
+    }
   }
   if (!o.command.empty() && o.pid)
     throw Error("-c and -p cannot be combined");

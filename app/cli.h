@@ -1,4 +1,5 @@
-// The command line: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS].
+// The command line: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS] [+ SCRIPT [SCRIPT
+// OPTIONS]]...
 #pragma once
 #include <string>
 #include <vector>
@@ -8,14 +9,20 @@ namespace mt {
 struct Options {
   std::string script;                    // path, or a shipped script's name
   std::vector<std::string> script_args;  // everything after the script
-  std::string command;                   // -c
-  int pid = 0;                           // -p
-  std::string output;                    // -o
-  double duration = 0;                   // --duration, seconds; 0: until stopped
-  int verbose = 0;                       // -v
-  bool emit_c = false;                   // --emit-c
-  bool unsafe = false;                   // --unsafe
-  bool no_cache = false;                 // --no-cache
+  // Scripts run with it in one session and trace (`+ SCRIPT [OPTIONS]`).
+  struct MoreScript {
+    std::string script;
+    std::vector<std::string> args;
+  };
+  std::vector<MoreScript> more_scripts;
+  std::string command;    // -c
+  int pid = 0;            // -p
+  std::string output;     // -o
+  double duration = 0;    // --duration, seconds; 0: until stopped
+  int verbose = 0;        // -v
+  bool emit_c = false;    // --emit-c
+  bool unsafe = false;    // --unsafe
+  bool no_cache = false;  // --no-cache
   bool help = false;
   bool version = false;
   bool list_scripts = false;  // moontrace list

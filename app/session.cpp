@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 
@@ -84,9 +85,17 @@ int run(const Options &options) {
   LuaScript script(load_script_source(options.script), sandbox, args, output);
   script.set_kernel_facts(&kernel);
   script.set_output_path(options.output);
-  script.declare();
+  // Scripts joined by '+': one declaration, each script its own options.
+  std::deque<ScriptArgs> more_args;
+  std::vector<LuaScript::More> more;
+  bool help = args.wants_help();
+  for (const auto &m : options.more_scripts) {
+    help = help || more_args.emplace_back(m.args).wants_help();
+    more.push_back({load_script_source(m.script), &more_args.back()});
+  }
+  script.declare(more);
   const Declaration &decl = script.declaration();
-  if (args.wants_help()) {
+  if (help) {
     std::fputs(params_help(options.script, decl.params).c_str(), stdout);
     return 0;
   }
@@ -110,6 +119,8 @@ int run(const Options &options) {
         where);
   }
   args.check_all_used();
+  for (const auto &a : more_args)
+    a.check_all_used();
   for (const auto &notice : script.notices())
     std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
   if (!options.emit_c)

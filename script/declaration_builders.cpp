@@ -352,9 +352,12 @@ struct LuaDeclarationBuilders : LuaApi {
     lua_pop(L, 1);
   }
 
-  // fxt{file = "x.fxt"}: draw into this trace file (-o overrides it).
+  // fxt{file = "x.fxt"}: draw into this trace file (-o overrides it). Of
+  // scripts run together, the first to declare one names it.
   static int fxt(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
+    if (!self(L).decl_.trace_file.empty())
+      return 0;
     self(L).decl_.trace_file = optional_string(L, 1, "file", "trace.fxt");
     self(L).decl_.trace_file_where = caller(L);
     return 0;
@@ -639,7 +642,7 @@ struct LuaDeclarationBuilders : LuaApi {
       return luaL_error(L,
                         "parameter '%s': a positional parameter has no short name and is not bool",
                         p.name.c_str());
-    if (!p.positional && !s.decl_.params.empty() && s.decl_.params.back().positional)
+    if (!p.positional && s.decl_.params.size() > s.first_param_ && s.decl_.params.back().positional)
       return luaL_error(L, "parameter '%s': declare options before positional parameters",
                         p.name.c_str());
     raising_errors(L, [&] {
@@ -649,7 +652,7 @@ struct LuaDeclarationBuilders : LuaApi {
         throw Error("parameter '" + p.name + "': bad default '" + p.default_text +
                     "': " + e.what());
       }
-      p.value = parse_param(p.type, s.args_.take_value(p));
+      p.value = parse_param(p.type, s.args_->take_value(p));
     });
     push_param_value(L, p);
     lua_getglobal(L, "params");

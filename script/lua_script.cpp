@@ -15,6 +15,7 @@
 #include "script/lua_interrupt.h"
 #include "script/lua_sandbox.h"
 #include "script/script_file.h"
+#include "script/script_params.h"
 
 namespace mt {
 
@@ -53,7 +54,7 @@ ScriptSource load_script_source(const std::string &name) {
 
 LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args,
                      Output &output)
-    : L_(new_sandboxed_state(sandbox)), source_(std::move(source)), args_(args), output_(output) {
+    : L_(new_sandboxed_state(sandbox)), source_(std::move(source)), args_(&args), output_(output) {
   decl_.script_path = source_.path;
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
@@ -75,20 +76,54 @@ KernelFacts &LuaScript::kernel() {
   return *kernel_;
 }
 
-void LuaScript::declare() {
-  std::string chunk = "@" + source_.path;
-  int status = luaL_loadbufferx(L_, source_.text.data(), source_.text.size(), chunk.c_str(), "t");
+void LuaScript::declare(const std::vector<More> &more) {
+  run_top_level(source_);
+  for (const More &m : more) {
+    args_ = m.args;
+    first_param_ = decl_.params.size();
+    run_top_level(m.source);
+  }
+  declared_ = true;
+}
+
+// A shipped script's top level is also the module of its name: a script
+// run after it that requires it gets what it returned, not a second copy;
+// one that a script before it required already is in the session.
+void LuaScript::run_top_level(const ScriptSource &source) {
+  bool shipped = source.path.find('/') == std::string::npos && source.path.size() > 4 &&
+                 source.path.compare(source.path.size() - 4, 4, ".lua") == 0;
+  std::string module = shipped ? source.path.substr(0, source.path.size() - 4) : "";
+  lua_getfield(L_, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  int loaded = lua_gettop(L_);
+  if (shipped && lua_getfield(L_, loaded, module.c_str()) != LUA_TNIL) {
+    lua_pop(L_, 2);
+    if (!args_->empty())
+      throw Error("'" + module +
+                  "' is in this session already (a script before it requires it): give its "
+                  "options to that script");
+    return;
+  }
+  lua_settop(L_, loaded);
+  std::string chunk = "@" + source.path;
+  int status = luaL_loadbufferx(L_, source.text.data(), source.text.size(), chunk.c_str(), "t");
   if (status == LUA_OK) {
     arm_lua_interrupt(L_);
-    status = lua_pcall(L_, 0, 0, 0);
+    status = lua_pcall(L_, 0, 1, 0);
     lua_call_ended();
   }
   if (status != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
-    lua_pop(L_, 1);
+    lua_pop(L_, 2);
     throw_lua_error(message);
   }
-  declared_ = true;
+  if (shipped) {
+    if (lua_isnil(L_, -1)) {
+      lua_pop(L_, 1);
+      lua_pushboolean(L_, 1);
+    }
+    lua_setfield(L_, loaded, module.c_str());
+  }
+  lua_settop(L_, loaded - 1);
 }
 
 void LuaScript::throw_lua_error(const std::string &message) {

@@ -41,9 +41,15 @@ class LuaScript {
   void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
   // The -o path, which output_is_trace() looks at ("" without -o).
   void set_output_path(std::string path) { output_path_ = std::move(path); }
-  // Runs the script's top level; throws mt::Error ("file:line: message"),
-  // or LuaInterrupted when a stop request interrupts it (see lua_interrupt.h).
-  void declare();
+  // Runs the script's top level, then each of `more` with its own options
+  // (`+ SCRIPT` on the command line), into one declaration; throws
+  // mt::Error ("file:line: message"), or LuaInterrupted when a stop
+  // request interrupts it (see lua_interrupt.h).
+  struct More {
+    ScriptSource source;
+    ScriptArgs *args;
+  };
+  void declare(const std::vector<More> &more = {});
   // What available() chose while declaring, shown with -v.
   const std::vector<std::string> &notes() const { return notes_; }
   // What notice() said while declaring, "SCRIPT: text", for stderr.
@@ -74,12 +80,14 @@ class LuaScript {
   friend struct LuaHostFunctions;
   friend struct LuaMapHandles;
   void call_handler_on_stack(int nargs);
+  void run_top_level(const ScriptSource &source);
   [[noreturn]] void throw_lua_error(const std::string &message);
   KernelFacts &kernel();
 
   lua_State *L_;
   ScriptSource source_;
-  ScriptArgs &args_;
+  ScriptArgs *args_;        // the options of the script whose top level runs
+  size_t first_param_ = 0;  // the first of its parameters in decl_.params
   Output &output_;
   Declaration decl_;
   std::map<int, int> handlers_;  // decl id -> registry ref

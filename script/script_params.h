@@ -14,6 +14,7 @@ class ScriptArgs {
   explicit ScriptArgs(std::vector<std::string> args);
 
   bool wants_help() const { return help_; }
+  bool empty() const { return args_.empty(); }
   // The command-line value for `param` (or its default), validated.
   // Throws mt::Error naming the option on a bad value.
   std::string take_value(const Param &param);

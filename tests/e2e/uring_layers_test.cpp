@@ -41,6 +41,24 @@ TEST_F(E2eUringLayers, ADirectReadsPassThroughIomapIsAStepOfItsRequestsFlow) {
   EXPECT_EQ(trace.flow_points(10), 256u);
 }
 
+// The same, run as two scripts joined by '+': uring first, then the
+// layer, whose `require "uring"` gets the running uring's API.
+TEST_F(E2eUringLayers, ScriptsJoinedByPlusRunInOneSessionAndTrace) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);
+  auto [trace, r] = run_traced("uring",
+                               "fio --name=job --filename=" + fs.dir() +
+                                   "/data --direct=1 --rw=read --bs=4k --size=1M --iodepth=4 "
+                                   "--ioengine=io_uring --output-format=terse",
+                               {}, {"--sample", "100", "+", script("uring_dio.lua")});
+  EXPECT_EQ(trace.named("iomap_dio").size(), 256u);
+  EXPECT_EQ(trace.named("submit").size(), 256u);
+  EXPECT_EQ(trace.flow_points(9), 512u);  // file_get and iomap_dio
+  // A script already required by one before it takes no options of its own.
+  EXPECT_TRUE(one_line_error(run(mt({script("uring_dio.lua"), "+", "uring", "--sample", "50"})),
+                             {"'uring' is in this session already", "give its options"}));
+}
+
 // The shipped uring_block: fio's 256 O_DIRECT reads or writes, each with
 // its block request (one per 4 KiB: the loop device merges nothing) issued
 // and completed on the disk's track, on the request's arrow.

@@ -67,6 +67,19 @@ TEST(Cli, PidIsAPositiveInt) {
     EXPECT_EQ(error_of({"-p", bad, "demo"}), "invalid pid '" + bad + "' for -p") << bad;
 }
 
+TEST(Cli, ScriptsJoinedByPlusEachHaveTheirOptions) {
+  Options o = parse(
+      {"-o", "t.fxt", "uring", "--sample", "10", "+", "blk.lua", "-d", "sda", "+", "iostack"});
+  EXPECT_EQ(o.script, "uring");
+  EXPECT_EQ(o.script_args, (std::vector<std::string>{"--sample", "10"}));
+  ASSERT_EQ(o.more_scripts.size(), 2u);
+  EXPECT_EQ(o.more_scripts[0].script, "blk.lua");
+  EXPECT_EQ(o.more_scripts[0].args, (std::vector<std::string>{"-d", "sda"}));
+  EXPECT_EQ(o.more_scripts[1].script, "iostack");
+  EXPECT_TRUE(o.more_scripts[1].args.empty());
+  EXPECT_THROW(parse({"uring", "+"}), Error);
+}
+
 TEST(Cli, ListNamesEveryShippedScriptWithItsFirstLine) {
   std::string text = shipped_scripts_text();
   EXPECT_NE(text.find("\nuring        how each io_uring request travels"), std::string::npos)
