@@ -130,9 +130,9 @@ std::string overflow_text(const Declaration &decl, const MapOverflows &overflows
   }
   if (overflows.flow_marks_taken)
     out += printed(
-        "moontrace: %llu flows begun in the traced processes lost their place in the "
-        "table of flows to follow outside them: their later points there were not "
-        "drawn\n",
+        "moontrace: %llu flows begun in the traced processes found their place in the table "
+        "of flows to follow elsewhere taken by another: their later points outside those "
+        "processes, if any, were not drawn\n",
         (unsigned long long)overflows.flow_marks_taken);
   return out;
 }

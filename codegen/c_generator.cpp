@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
@@ -406,9 +407,10 @@ class ProbeWriter {
     return gp;
   }
 
-  // -p/-c: marks the flows this event begins or ends in a traced process;
-  // elsewhere the event goes on only for a step or end of a marked flow,
-  // when `follows_only` (mt_flow_marks.h).
+  // -p/-c: an event that steps or ends a marked flow goes on in any task,
+  // when `follows_only`; one that goes on (traced, a pair's stop, or so
+  // followed) marks the flows it begins, and an end clears its mark
+  // (mt_flow_marks.h).
   void write_flow_marks(const ProbeDecl &decl, bool follows_only) {
     auto capture = [&](const std::string &name) -> const Expression & {
       for (const auto &c : decl.captures)
@@ -416,32 +418,38 @@ class ProbeWriter {
           return c.expr;
       throw Error("moontrace bug: no capture " + name, decl.where);
     };
-    out_ << "  if (mt_filter_targets) {\n    bool __followed = 0;\n    (void)__followed;\n";
-    for (const auto &d : decl.draws) {
-      if (d.flow.empty())
-        continue;
-      out_ << "    {\n      __u64 __fid = (__u64)(";
-      out_.expression(capture(d.flow));
-      out_ << ");\n";
-      if (!d.when.empty()) {
-        out_ << "      if (";
-        out_.expression(capture(d.when));
+    // The drawing's flow id in __fid, and its `when` as a condition.
+    auto each_flow = [&](bool begins, const std::function<void(DrawDecl::Flow)> &body) {
+      for (const auto &d : decl.draws) {
+        if (d.flow.empty() || (d.flow_point == DrawDecl::Flow::Begin) != begins)
+          continue;
+        out_ << "    {\n      __u64 __fid = (__u64)(";
+        out_.expression(capture(d.flow));
+        out_ << ");\n      if (";
+        if (d.when.empty())
+          out_ << "1";
+        else
+          out_.expression(capture(d.when));
         out_ << ")\n";
+        body(d.flow_point);
+        out_ << "    }\n";
       }
-      // An end closes its mark wherever it runs; a step only needs it outside.
-      if (d.flow_point == DrawDecl::Flow::Begin)
-        out_ << "      if (__target)\n        mt_flow_begun(__fid);\n";
-      else if (d.flow_point == DrawDecl::Flow::End)
-        out_ << "      __followed |= mt_flow_followed(__fid, 1);\n";
-      else
-        out_ << "      __followed |= !__target && mt_flow_followed(__fid, 0);\n";
-      out_ << "    }\n";
-    }
+    };
+    out_ << "  if (mt_filter_targets) {\n    bool __followed = " +
+                std::string(decl.latency_stop >= 0 ? "1" : "0") + ";\n";
+    // An end closes its mark wherever it runs; a step only needs it outside.
+    each_flow(false, [&](DrawDecl::Flow point) {
+      out_ << (point == DrawDecl::Flow::End
+                   ? "        __followed |= mt_flow_followed(__fid, 1);\n"
+                   : "        __followed |= !__target && mt_flow_followed(__fid, 0);\n");
+    });
     if (follows_only)
       out_ << "    if (!__target && !__followed)\n      return 0;\n";
-    out_ << "  }\n";
+    each_flow(true, [&](DrawDecl::Flow) {
+      out_ << "        if (__target || __followed)\n          mt_flow_begun(__fid);\n";
+    });
+    out_ << "    (void)__followed;\n  }\n";
   }
-
   // One program for the probes `shared` names (indexes into `probes`), all
   // on the same tracepoint: each runs in turn, whatever the others did, so
   // the event costs one program run and one target lookup.

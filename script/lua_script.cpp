@@ -47,7 +47,7 @@ ScriptSource load_script_source(const std::string &name) {
     if (auto text = read_script_file(name))
       return {name, *text};
   if (shipped)
-    return {builtin, shipped};
+    return {builtin, shipped, true};
   throw Error("cannot read script '" + name +
               "': no such file, and no shipped script by that name (try 'moontrace list')");
 }
@@ -90,8 +90,7 @@ void LuaScript::declare(const std::vector<More> &more) {
 // run after it that requires it gets what it returned, not a second copy;
 // one that a script before it required already is in the session.
 void LuaScript::run_top_level(const ScriptSource &source) {
-  bool shipped = source.path.find('/') == std::string::npos && source.path.size() > 4 &&
-                 source.path.compare(source.path.size() - 4, 4, ".lua") == 0;
+  bool shipped = source.shipped;
   std::string module = shipped ? source.path.substr(0, source.path.size() - 4) : "";
   lua_getfield(L_, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   int loaded = lua_gettop(L_);

@@ -24,6 +24,7 @@ class ScriptArgs;
 struct ScriptSource {
   std::string path;  // as shown in messages and #line directives
   std::string text;
+  bool shipped = false;  // built into moontrace (also the module of its name)
 };
 
 // A script path on disk, else a shipped script by name ("demo" or

@@ -7,7 +7,9 @@
 -- on the disk's own track under "block devices", both on the request's
 -- arrow from its submit to its completion. Parameters: those of `uring`.
 -- Probes: tp_btf iomap_dio_rw_begin, iomap_dio_rw_queued,
--- iomap_dio_complete, block_bio_queue, block_rq_issue, block_rq_complete.
+-- iomap_dio_complete, block_bio_queue, block_rq_issue, block_rq_complete;
+-- io_uring_submit_req. An io-worker's entry left by a direct I/O that gave
+-- up early lasts until its next direct I/O.
 
 local uring = require "uring"
 local c = require("ctemplate").c
@@ -26,9 +28,12 @@ probe("tp_btf:iomap_dio_rw_begin", {
   filter = dio.traced,
   action = c("__u64 flow = ${flow}; map_set(dio_submitting, tid, flow);", { flow = dio.flow }),
 })
--- Submitted: queued to complete later, or done already.
+-- Submitted: queued to complete later, or done already. A direct I/O
+-- that gives up before either (a NOWAIT attempt that would block) leaves
+-- its entry until the task's next request: cleared at each submission.
 probe("tp_btf:iomap_dio_rw_queued", { action = "map_del(dio_submitting, tid);" })
 probe("tp_btf:iomap_dio_complete", { action = "map_del(dio_submitting, tid);" })
+probe("tracepoint:io_uring:io_uring_submit_req", { action = "map_del(dio_submitting, tid);" })
 probe("tp_btf:block_bio_queue", {
   filter = "map_has(dio_submitting, tid)",
   action = "map_set(bio_flows, (__u64)args.arg0, map_get(dio_submitting, tid));",

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <map>
 #include <set>
-#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -110,10 +109,18 @@ class Checker {
                      [](const FxtRecord *a, const FxtRecord *b) { return a->ts < b->ts; });
     for (const FxtRecord *e : events) {
       const FxtRecord &r = *e;
-      // Perfetto puts async events on a track per (name, process,
-      // correlation id), where slices nest as on a thread.
+      // Perfetto keys an FXT async track by its correlation id alone
+      // (InternFuchsiaAsyncTrack), where slices nest as on a thread: the
+      // first process and name to use an id own its track.
       if (r.event_type == kAsyncBegin || r.event_type == kAsyncEnd) {
-        auto &stack = async_stacks_[{r.pid, r.name, r.extra}];
+        auto [owner, fresh] = async_owners_.try_emplace(r.extra, r.pid, r.name);
+        if (!fresh && r.event_type == kAsyncBegin && owner->second != std::make_pair(r.pid, r.name))
+          add(r.offset, "async '" + r.name + "' id=" + std::to_string(r.extra) +
+                            " on pid=" + std::to_string(r.pid) + " shares its track with '" +
+                            owner->second.second +
+                            "' of pid=" + std::to_string(owner->second.first) +
+                            ": Perfetto keys async tracks by id alone");
+        auto &stack = async_stacks_[r.extra];
         if (r.event_type == kAsyncBegin)
           start_slice(stack, r, kPending);
         else
@@ -145,11 +152,10 @@ class Checker {
           add(s.offset, "begin " + s.text() + " on pid=" + std::to_string(key.first) +
                             " tid=" + std::to_string(key.second) +
                             " is never ended: Perfetto shows a slice that did not end");
-    for (const auto &[key, stack] : async_stacks_)
+    for (const auto &[id, stack] : async_stacks_)
       for (const auto &s : stack)
         if (s.dur == kPending)
-          add(s.offset, "async begin " + s.text() + " id=" + std::to_string(std::get<2>(key)) +
-                            " on pid=" + std::to_string(std::get<0>(key)) +
+          add(s.offset, "async begin " + s.text() + " id=" + std::to_string(id) +
                             " is never ended: Perfetto shows a slice that did not end");
 
     std::stable_sort(problems_.begin(), problems_.end(),
@@ -314,8 +320,9 @@ class Checker {
   std::set<uint64_t> faulty_objects_;  // thread objects without a koid 'process'
   std::set<ThreadKey> checked_threads_;
   std::map<ThreadKey, std::vector<Slice>> stacks_;
-  std::map<std::tuple<uint64_t, std::string, uint64_t>, std::vector<Slice>> async_stacks_;
-  std::map<uint64_t, uint64_t> open_flows_;  // id -> offset
+  std::map<uint64_t, std::vector<Slice>> async_stacks_;                // by id
+  std::map<uint64_t, std::pair<uint64_t, std::string>> async_owners_;  // id -> pid, name
+  std::map<uint64_t, uint64_t> open_flows_;                            // id -> offset
 };
 
 }  // namespace

@@ -224,7 +224,8 @@ const FxtSink::Track &FxtSink::track(uint64_t pid, const Plan &p, const unsigned
     label = std::string_view(text, strnlen(text, p.label_size));
     key = p.track_at != kNone ? load(bytes + p.track_at, 8) : std::hash<std::string_view>{}(label);
   } else {
-    key = load(bytes + (p.track_at != kNone ? p.track_at : p.label_at), 8);
+    key =
+        p.track_at != kNone ? load(bytes + p.track_at, 8) : load(bytes + p.label_at, p.label_size);
   }
   // Per process: a small key may stand for different things in each.
   uint64_t koid = (key * 0x9e3779b97f4a7c15ull ^ pid) | kTrackBit;
@@ -385,7 +386,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       case DrawDecl::Kind::Instant:
         // Perfetto binds a flow point only inside an open slice.
         if (flow) {
-          slice(p, owner, thread, nest, ts, ts + 1, flow, key);
+          slice(p, thread, nest, ts, ts + 1, flow, key);
           flow = false;  // drawn with it
         } else {
           w.write(fxt::kInstant, thread, ts, p.category_ref, p.name_ref, args_, nullptr);
@@ -394,7 +395,7 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
       case DrawDecl::Kind::Slice: {
         uint64_t duration = p.duration_at != kNone ? load(bytes + p.duration_at, 8) : 1;
         start = duration <= ts ? ts - duration : ts;
-        slice(p, owner, thread, nest, start, std::max(ts, start + 1), flow, key);
+        slice(p, thread, nest, start, std::max(ts, start + 1), flow, key);
         flow = false;
         break;
       }
@@ -421,26 +422,26 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
 }
 
 // Perfetto drops a complete slice that starts inside another on its track
-// and ends after it: such a slice goes in the first free lane of the
-// process's async track named after it, where Perfetto shows overlapping
-// slices side by side. Perfetto binds flow points to thread slices only,
-// so a lane slice's flow point is held by a 1-ns slice of the same name
-// on its thread, at its start.
-void FxtSink::slice(const Plan &p, uint64_t pid, FxtWriter::Thread thread, uint64_t nest,
-                    uint64_t start, uint64_t end, bool flow, uint64_t key) {
+// and ends after it: such a slice goes in the first free lane, among those
+// of its track and name, each an async track of its own in Perfetto
+// (named after the slice), where overlapping slices are all shown. Perfetto binds flow points to
+// thread slices only, so a lane slice's flow point is held by a 1-ns slice of the same name on its
+// thread, at its start.
+void FxtSink::slice(const Plan &p, FxtWriter::Thread thread, uint64_t nest, uint64_t start,
+                    uint64_t end, bool flow, uint64_t key) {
   FxtWriter &w = *writer_;
   // A 1-ns slice always nests: it cannot end inside another, and one that
   // starts with it was written first, so Perfetto nests this one in it.
-  if (!p.async && (nesting_.fits(nest, start, end) || end - start == 1)) {
+  if (!p.async && nesting_.fits(nest, start, end)) {
     w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, args_, &end);
   } else {
     lane_slices_ += !p.async;
-    uint64_t lane = lanes_.lane(pid, p.name_ref.id, start, end);
+    uint64_t lane = lanes_.lane(nest, p.name_ref.id, start, end);
     w.write(fxt::kAsyncBegin, thread, start, p.category_ref, p.name_ref, args_, &lane);
     w.write(fxt::kAsyncEnd, thread, end, p.category_ref, p.name_ref, no_args_, &lane);
     if (flow) {
       uint64_t hop_end = start + 1;
-      nesting_.fits(nest, start, hop_end);
+      nesting_.fits(nest, start, hop_end);  // always: 1 ns nests
       w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, no_args_, &hop_end);
     }
   }

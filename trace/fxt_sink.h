@@ -124,8 +124,8 @@ class FxtSink {
                   uint64_t key);
   // A slice [start, end] on `thread` (nesting key `nest`), or in an async
   // lane when it is drawn there or would not nest; its flow point, if any.
-  void slice(const Plan &p, uint64_t pid, FxtWriter::Thread thread, uint64_t nest, uint64_t start,
-             uint64_t end, bool flow, uint64_t key);
+  void slice(const Plan &p, FxtWriter::Thread thread, uint64_t nest, uint64_t start, uint64_t end,
+             bool flow, uint64_t key);
   // A track keyed by a script's value: a thread of its own under the process.
   struct Track {
     uint64_t koid = 0;

@@ -10,9 +10,12 @@ ThreadNesting::Thread &ThreadNesting::thread_of(uint64_t key) {
     if (r.key == key)
       return *r.thread;
   if (threads_.size() >= kMaxThreads && !threads_.count(key)) {
+    // Forgotten: a slice that starts before what was drawn so far may
+    // overlap one of theirs, and is not known to fit.
     threads_.clear();
     for (Recent &r : recent_)
       r = {};
+    horizon_ = latest_end_;
   }
   Recent &r = recent_[next_recent_++ % 4];
   r = {key, &threads_[key]};
@@ -20,36 +23,37 @@ ThreadNesting::Thread &ThreadNesting::thread_of(uint64_t key) {
 }
 
 bool ThreadNesting::fits(uint64_t thread, uint64_t start, uint64_t end) {
+  latest_end_ = std::max(latest_end_, end);
+  bool one_ns = end - start == 1;
+  if (start < horizon_)
+    return one_ns;
   Thread &t = thread_of(thread);
   auto &roots = t.roots;
   if (roots.empty() || roots.back().end <= start) {
-    // After everything drawn: the common case (hops, syscalls).
-    if (start < t.horizon)
-      return false;
-    roots.push_back({start, end});
-  } else if (!nest(t, start, end)) {
+    roots.push_back({start, end});  // after everything drawn: the common case
+  } else if (!nest(roots, start, end)) {
     return false;
   }
   if (roots.size() > kMaxRoots) {
+    // The older half becomes one root that holds others: what starts
+    // inside it is not known to fit, what holds it all does.
     size_t forget = roots.size() / 2;
-    t.horizon = roots[forget - 1].end;
-    roots.erase(roots.begin(), roots.begin() + forget);
+    Root merged{roots[0].start, roots[forget - 1].end, true};
+    roots.erase(roots.begin() + 1, roots.begin() + forget);
+    roots[0] = merged;
   }
   return true;
 }
 
-bool ThreadNesting::nest(Thread &t, uint64_t start, uint64_t end) {
-  if (start < t.horizon)
-    return false;  // it may overlap a forgotten root: not known to fit
-  auto &roots = t.roots;
+bool ThreadNesting::nest(std::vector<Root> &roots, uint64_t start, uint64_t end) {
   // Roots that end after `start`: the last ones, as roots are disjoint.
   size_t first = roots.size();
   while (first > 0 && roots[first - 1].end > start)
     first--;
-  size_t after = first;  // roots from here start at or after `end`
+  size_t after = first;  // the new slice holds the roots before this one
   bool holds = false;
   for (size_t i = first; i < roots.size(); i++) {
-    const Root &r = roots[i];
+    Root &r = roots[i];
     if (r.start >= end)
       break;  // it comes after: Perfetto pops the new slice when it starts
     if (r.start > start && r.end <= end) {
@@ -57,28 +61,31 @@ bool ThreadNesting::nest(Thread &t, uint64_t start, uint64_t end) {
       after = i + 1;
       continue;
     }
-    if (r.start == start && r.end == end && !r.holds && i + 1 == roots.size()) {
-      roots[i].holds = true;  // the same span, drawn again: it nests inside
+    // Inside r (Perfetto sorts r first, written first when they start
+    // together): it nests if r holds nothing that it could cross. A 1-ns
+    // slice crosses nothing.
+    if (r.start <= start && end <= r.end && (!r.holds || end - start == 1)) {
+      r.holds = true;
       return true;
     }
-    // It starts inside r (or with it, longer) and ends elsewhere: dropped.
-    return false;
+    return false;  // it starts inside r, or with it, and ends after it
   }
-  Root added{start, end, holds};
   roots.erase(roots.begin() + first, roots.begin() + after);
-  roots.insert(roots.begin() + first, added);
+  roots.insert(roots.begin() + first, Root{start, end, holds});
   return true;
 }
 
-uint64_t AsyncLanes::lane(uint64_t pid, uint32_t name, uint64_t start, uint64_t end) {
-  if (ends_.size() >= kMaxSets && !ends_.count(pid << 32 ^ name))
-    ends_.clear();
-  std::vector<uint64_t> &lanes = ends_[pid << 32 ^ name];
-  auto free = std::find_if(lanes.begin(), lanes.end(), [&](uint64_t e) { return e <= start; });
+uint64_t AsyncLanes::lane(uint64_t track, uint32_t name, uint64_t start, uint64_t end) {
+  uint64_t set = track * 0x9e3779b97f4a7c15ull ^ name;
+  if (sets_.size() >= kMaxSets && !sets_.count(set))
+    sets_.clear();  // their lanes' ids are never given again
+  std::vector<Lane> &lanes = sets_[set];
+  auto free =
+      std::find_if(lanes.begin(), lanes.end(), [&](const Lane &l) { return l.end <= start; });
   if (free == lanes.end())
-    free = lanes.insert(lanes.end(), 0);
-  *free = std::max(*free, end);
-  return static_cast<uint64_t>(free - lanes.begin());
+    free = lanes.insert(lanes.end(), Lane{0, next_id_++});
+  free->end = std::max(free->end, end);
+  return free->id;
 }
 
 }  // namespace mt

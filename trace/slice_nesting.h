@@ -13,17 +13,20 @@ namespace mt {
 // The slices drawn on each thread track, as the outermost ones (roots)
 // with whether they hold others. Records come in time order, so a new
 // slice ends after nearly all drawn ones: it either holds a root, comes
-// after it, or partly overlaps it.
+// after it, nests in it, or partly overlaps it.
 class ThreadNesting {
  public:
   // Whether [start, end] nests with the slices drawn on `thread` (Perfetto
-  // sorts by start, equal starts in file order): if so it is taken as drawn.
+  // sorts by start, equal starts in file order): if so it is taken as
+  // drawn. A 1-ns slice always nests.
   bool fits(uint64_t thread, uint64_t start, uint64_t end);
-  // Roots kept per thread: beyond, the older half is forgotten, and a slice
-  // that starts before what is remembered does not fit.
-  static constexpr size_t kMaxRoots = 256;
+  // Roots kept per thread: beyond, the older half is merged into one, so
+  // that a slice holding more than about 1,000 others drawn before it (an
+  // io_uring_enter that submits over 500 requests, 2 hops each) may have
+  // to go to a lane. 48 KiB a thread at most.
+  static constexpr size_t kMaxRoots = 2048;
   // Threads remembered: beyond, all are forgotten at once.
-  static constexpr size_t kMaxThreads = 1 << 14;
+  static constexpr size_t kMaxThreads = 1024;
 
  private:
   struct Root {
@@ -32,11 +35,10 @@ class ThreadNesting {
   };
   struct Thread {
     std::vector<Root> roots;  // disjoint, by start
-    uint64_t horizon = 0;     // forgotten roots ended by then
   };
   Thread &thread_of(uint64_t key);
   // fits() where the slice does not simply come after every root.
-  static bool nest(Thread &t, uint64_t start, uint64_t end);
+  static bool nest(std::vector<Root> &roots, uint64_t start, uint64_t end);
 
   std::unordered_map<uint64_t, Thread> threads_;
   // Records come from a few threads at a time: the last ones' entries
@@ -47,21 +49,28 @@ class ThreadNesting {
   };
   Recent recent_[4];
   size_t next_recent_ = 0;
+  // When threads were forgotten, the latest end drawn: no slice that
+  // starts before it is known to fit.
+  uint64_t horizon_ = 0, latest_end_ = 0;
 };
 
-// Lanes of async tracks, per (process, name): a slice goes in the first
-// lane free at its start. In Perfetto each lane is a track of its own
-// (name, process, correlation id), so overlapping slices are all shown.
+// Lanes of async tracks, per (track, name): a slice goes in the first lane
+// free at its start. Each lane has an id of its own in the whole trace:
+// Perfetto keys an FXT async track by its correlation id alone, so two
+// lanes must never share one.
 class AsyncLanes {
  public:
-  uint64_t lane(uint64_t pid, uint32_t name, uint64_t start, uint64_t end);
-  // Lane sets remembered: beyond, all are forgotten at once (a forgotten
-  // lane may be reused while a slice in it is still open, which Perfetto
-  // nests, not drops).
+  // The id of the lane of [start, end] among the lanes of `track` and `name`.
+  uint64_t lane(uint64_t track, uint32_t name, uint64_t start, uint64_t end);
+  // Lane sets remembered: beyond, all are forgotten at once.
   static constexpr size_t kMaxSets = 1 << 14;
 
  private:
-  std::unordered_map<uint64_t, std::vector<uint64_t>> ends_;  // the end of each lane's last slice
+  struct Lane {
+    uint64_t end, id;  // the end of its last slice
+  };
+  std::unordered_map<uint64_t, std::vector<Lane>> sets_;
+  uint64_t next_id_ = 1;
 };
 
 }  // namespace mt

@@ -119,6 +119,23 @@ TEST_F(E2eFlows, AFlowEndsOnTheTrackOfItsDeviceLabelledByName) {
   expect_completions_on_one_device_track(b, b.disk);
 }
 
+// Under -c a probe that ends flows runs in every task, and goes on only
+// for a flow a traced event began: the completions of an untraced
+// writer's requests on another device stay out.
+TEST_F(E2eFlows, UnderMinusCEndsOfFlowsBegunElsewhereStayOut) {
+  LoopDevice other;
+  Process untraced(direct_writes(other.path(), 256, 4096, true));
+  untraced.resume();
+  auto [trace, r, dev, disk] = trace_block_flows(true, {"--any_device"});
+  auto w = untraced.wait();
+  EXPECT_EQ(w.exit_code, 0) << w;
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(trace.named("issue").size(), kWrites);
+  EXPECT_EQ(trace.named("complete").size(), kWrites);
+  EXPECT_EQ(trace.flow_points(10, "moontrace"), kWrites);
+  EXPECT_FALSE(contains(r.err, "left out")) << r;
+}
+
 TEST_F(E2eFlows, EndsWithoutTheirBeginAreCountedNotHidden) {
   auto [trace, r, dev, disk] = trace_block_flows(false, {"--ends_only"});
   ASSERT_EQ(r.exit_code, 0) << r;

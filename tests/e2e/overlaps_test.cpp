@@ -38,5 +38,18 @@ TEST_F(E2eOverlaps, RequestsInFlightTogetherAreAllShown) {
   EXPECT_TRUE(contains(r.err, std::to_string(in_lanes) + " slices would have overlapped")) << r;
 }
 
+// One io_uring_enter submitting 256 NOPs draws over 512 hops on its
+// thread, more than the sink keeps one by one: the enter's slice still
+// holds them all on the thread, and nothing goes to a lane.
+TEST_F(E2eOverlaps, AnEnterHoldingHundredsOfHopsStaysOnItsThread) {
+  auto [t, r] = run_uring(workload("uring_batches") + " 256 256");
+  EXPECT_FALSE(contains(r.err, "would have overlapped")) << r;
+  size_t enters = 0;
+  for (const auto *e : t.named("io_uring_enter"))
+    enters += e->event_type == 4;
+  EXPECT_GE(enters, 2u);
+  EXPECT_EQ(t.named("submit").size(), 512u);
+}
+
 }  // namespace
 }  // namespace e2e

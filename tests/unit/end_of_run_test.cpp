@@ -34,8 +34,9 @@ TEST(EndOfRun, AFullAggregationAndEvictedStartsAreTold) {
 TEST(EndOfRun, FlowsNoLongerFollowedOutsideTheTracedProcessesAreTold) {
   MapOverflows some{{0}, {LatencyCounts{5, 0, 5, 0, 0}}, 2};
   EXPECT_EQ(overflow_text(with_maps(), some, false),
-            "moontrace: 2 flows begun in the traced processes lost their place in the table of "
-            "flows to follow outside them: their later points there were not drawn\n");
+            "moontrace: 2 flows begun in the traced processes found their place in the table of "
+            "flows to follow elsewhere taken by another: their later points outside those "
+            "processes, if any, were not drawn\n");
 }
 
 TEST(EndOfRun, VerboseTellsEveryLatencysCounts) {

@@ -664,6 +664,24 @@ TEST(FxtValidator, FlowIdsAreGlobal) {
                   .empty());
 }
 
+// Perfetto keys FXT async tracks by correlation id alone: slices nest
+// there as on a thread, and an id is one track whatever process uses it.
+TEST(FxtValidator, AsyncSlicesNestPerIdAcrossProcesses) {
+  Trace t;
+  t.thread(10, 11).thread(20, 21);
+  t.ev(5, 1, "a", 1, 10, 11)
+      .ev(5, 2, "a", 2, 10, 11)
+      .ev(7, 5, "a", 1, 10, 11)
+      .ev(7, 6, "a", 2, 10, 11);
+  EXPECT_TRUE(perfetto_problems(t.records).empty()) << joined(perfetto_problems(t.records));
+  Trace shared = t;
+  shared.ev(5, 8, "b", 1, 20, 21).ev(7, 9, "b", 1, 20, 21);
+  EXPECT_TRUE(one_problem(shared, {"shares its track", "by id alone"}));
+  Trace open = t;
+  open.ev(5, 8, "a", 3, 10, 11);
+  EXPECT_TRUE(one_problem(open, {"async begin", "never ended"}));
+}
+
 TEST(FxtValidator, AtMost15ArgumentsAndNumericCounters) {
   Trace t;
   t.thread(10, 11).instant(1);
