@@ -41,6 +41,13 @@ const Builtin kBuiltins[] = {
      "sizeof(comm));"},
 };
 
+// Whether a probe draws a point of a flow (of a given kind, or any).
+bool draws_flow(const ProbeDecl &p, bool begins_count = true) {
+  return std::any_of(p.draws.begin(), p.draws.end(), [&](const DrawDecl &d) {
+    return !d.flow.empty() && (begins_count || d.flow_point != DrawDecl::Flow::Begin);
+  });
+}
+
 // Identifiers in `text` that are not member names (not after . or ->).
 std::set<std::string> free_identifiers(const std::string &text) {
   std::set<std::string> ids;
@@ -291,11 +298,7 @@ class ProbeWriter {
     // -p/-c: a pair's stop is filtered by its start, and a flow's step or
     // end by its begin, whichever task it runs in: a block request a
     // traced process issued completes in an interrupt or a kworker.
-    bool flows = std::any_of(decl.draws.begin(), decl.draws.end(),
-                             [](const DrawDecl &d) { return !d.flow.empty(); });
-    bool follows = std::any_of(decl.draws.begin(), decl.draws.end(), [](const DrawDecl &d) {
-      return !d.flow.empty() && d.flow_point != DrawDecl::Flow::Begin;
-    });
+    bool flows = draws_flow(decl), follows = draws_flow(decl, false);
     bool filtered = decl.latency_stop < 0 && !follows;
     if (shared) {
       out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
@@ -450,6 +453,7 @@ class ProbeWriter {
     });
     out_ << "    (void)__followed;\n  }\n";
   }
+
   // One program for the probes `shared` names (indexes into `probes`), all
   // on the same tracepoint: each runs in turn, whatever the others did, so
   // the event costs one program run and one target lookup.
@@ -845,11 +849,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
   if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
-  bool flows = std::any_of(decl.probes.begin(), decl.probes.end(), [](const ProbeDecl &p) {
-    return std::any_of(p.draws.begin(), p.draws.end(),
-                       [](const DrawDecl &d) { return !d.flow.empty(); });
-  });
-  if (flows)
+  if (std::any_of(decl.probes.begin(), decl.probes.end(),
+                  [](const ProbeDecl &p) { return draws_flow(p); }))
     head << "#define MT_FLOWS 1\n";
   head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n"
           "#include \"mt_flow_marks.h\"\n";

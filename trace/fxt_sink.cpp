@@ -422,16 +422,15 @@ void FxtSink::draw(uint32_t probe, const unsigned char *bytes, size_t size) {
 }
 
 // Perfetto drops a complete slice that starts inside another on its track
-// and ends after it: such a slice goes in the first free lane, among those
-// of its track and name, each an async track of its own in Perfetto
-// (named after the slice), where overlapping slices are all shown. Perfetto binds flow points to
-// thread slices only, so a lane slice's flow point is held by a 1-ns slice of the same name on its
-// thread, at its start.
+// and ends after it: such a slice goes in the first free lane among those
+// of its track and name, each an async track of its own in Perfetto (named
+// after the slice), where overlapping slices are all shown. Perfetto binds
+// flow points to thread slices only, so a lane slice's flow point is held
+// by a 1-ns slice of the same name on its thread, at its start (a 1-ns
+// slice always nests: see ThreadNesting::fits).
 void FxtSink::slice(const Plan &p, FxtWriter::Thread thread, uint64_t nest, uint64_t start,
                     uint64_t end, bool flow, uint64_t key) {
   FxtWriter &w = *writer_;
-  // A 1-ns slice always nests: it cannot end inside another, and one that
-  // starts with it was written first, so Perfetto nests this one in it.
   if (!p.async && nesting_.fits(nest, start, end)) {
     w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, args_, &end);
   } else {
@@ -441,7 +440,7 @@ void FxtSink::slice(const Plan &p, FxtWriter::Thread thread, uint64_t nest, uint
     w.write(fxt::kAsyncEnd, thread, end, p.category_ref, p.name_ref, no_args_, &lane);
     if (flow) {
       uint64_t hop_end = start + 1;
-      nesting_.fits(nest, start, hop_end);  // always: 1 ns nests
+      nesting_.fits(nest, start, hop_end);  // true: recorded as drawn
       w.write(fxt::kComplete, thread, start, p.category_ref, p.name_ref, no_args_, &hop_end);
     }
   }
@@ -451,13 +450,13 @@ void FxtSink::slice(const Plan &p, FxtWriter::Thread thread, uint64_t nest, uint
 
 // Flow ids in the trace are ours, one per flow. A script's key names its
 // flow machine-wide (a block request issued by a traced process completes
-// in an interrupt or a kworker). A key (a request
-// pointer, reused as soon as the request ends) may begin again while its
-// flow looks open (its end lost or filtered), and a step or end may come
-// without its begin (begun before tracing). Perfetto counts both as
-// errors; here the first starts a fresh flow and the second is dropped. A
-// step at the start of a slice drawn only after its flow ended (at its own
-// end) joins that flow, when it came before the end.
+// in an interrupt or a kworker). A key (a request pointer, reused as soon
+// as the request ends) may begin again while its flow looks open (its end
+// lost or filtered), and a step or end may come without its begin (begun
+// before tracing). Perfetto counts both as errors; here the first starts
+// a fresh flow and the second is dropped and counted. A step at the start
+// of a slice drawn only after its flow ended (at its own end) joins that
+// flow, when it came before the end.
 void FxtSink::flow_point(DrawDecl::Flow point, FxtWriter::Thread thread, uint64_t ts,
                          FxtRef category, uint64_t key) {
   if (point == DrawDecl::Flow::Begin) {
