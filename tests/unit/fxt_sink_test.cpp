@@ -115,6 +115,15 @@ DrawDecl with_flow(DrawDecl d, const std::string &capture, DrawDecl::Flow point)
   return d;
 }
 
+// A slice holding a point of the flow in __d0_flow; `timed`: drawn from
+// __d0_duration before the record's time, else 1 ns.
+DrawDecl flow_slice(const std::string &name, DrawDecl::Flow point, bool timed = false) {
+  DrawDecl d = with_flow(draw(DrawDecl::Kind::Slice, name), "__d0_flow", point);
+  if (timed)
+    d.duration = "__d0_duration";
+  return d;
+}
+
 struct ProbeSpec {
   RecordLayout layout;
   std::vector<DrawDecl> draws;
@@ -524,11 +533,8 @@ TEST_F(FxtSinkTest, FlowIdsAreRemappedAndOrphanPointsDropped) {
 
 TEST_F(FxtSinkTest, FlowPointsAreAtTheirSlicesStartAndJoinFromAnyProcess) {
   auto layout = Layout().hidden("__d0_duration").hidden("__d0_flow").get();
-  DrawDecl begin =
-      with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin);
-  begin.duration = "__d0_duration";
-  DrawDecl end =
-      with_flow(draw(DrawDecl::Kind::Slice, "complete"), "__d0_flow", DrawDecl::Flow::End);
+  DrawDecl begin = flow_slice("submit", DrawDecl::Flow::Begin, true);
+  DrawDecl end = flow_slice("complete", DrawDecl::Flow::End);
   uint64_t pid = self_pid(), tid = self_tid();
   {
     FxtSink sink(path_);
@@ -558,13 +564,9 @@ TEST_F(FxtSinkTest, FlowPointsAreAtTheirSlicesStartAndJoinFromAnyProcess) {
 // It joins the flow if it came before the end; later, it is an orphan.
 TEST_F(FxtSinkTest, FlowPointOfASliceDrawnAfterItsFlowEndedJoinsIt) {
   auto layout = Layout().hidden("__d0_duration").hidden("__d0_flow").get();
-  DrawDecl begin =
-      with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin);
-  DrawDecl step =
-      with_flow(draw(DrawDecl::Kind::Slice, "issue"), "__d0_flow", DrawDecl::Flow::Step);
-  step.duration = "__d0_duration";
-  DrawDecl end =
-      with_flow(draw(DrawDecl::Kind::Slice, "complete"), "__d0_flow", DrawDecl::Flow::End);
+  DrawDecl begin = flow_slice("submit", DrawDecl::Flow::Begin);
+  DrawDecl step = flow_slice("issue", DrawDecl::Flow::Step, true);
+  DrawDecl end = flow_slice("complete", DrawDecl::Flow::End);
   uint64_t pid = self_pid(), tid = self_tid();
   {
     FxtSink sink(path_);
@@ -613,11 +615,8 @@ TEST_F(FxtSinkTest, FlowsAcrossThreadsOfAProcessAreCleanForPerfetto) {
 // track, and its flow point on a 1-ns slice of its own on the thread.
 TEST_F(FxtSinkTest, ASliceThatWouldOverlapOnItsThreadGoesInAnAsyncLane) {
   auto layout = Layout().hidden("__d0_duration").hidden("__d0_flow").get();
-  DrawDecl hop =
-      with_flow(draw(DrawDecl::Kind::Slice, "submit"), "__d0_flow", DrawDecl::Flow::Begin);
-  DrawDecl request =
-      with_flow(draw(DrawDecl::Kind::Slice, "request"), "__d0_flow", DrawDecl::Flow::End);
-  request.duration = "__d0_duration";
+  DrawDecl hop = flow_slice("submit", DrawDecl::Flow::Begin);
+  DrawDecl request = flow_slice("request", DrawDecl::Flow::End, true);
   uint64_t pid = self_pid(), tid = self_tid();
   {
     FxtSink sink(path_);
