@@ -31,6 +31,7 @@ static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static __u64 (*bpf_get_current_uid_gid)(void) = (void *)15;
 static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
+static __u64 (*bpf_get_current_task)(void) = (void *)35;
 static __u64 (*bpf_get_current_cgroup_id)(void) = (void *)80;
 static long (*bpf_probe_read_user)(void *dst, __u32 size, const void *src) = (void *)112;
 static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
@@ -73,8 +74,8 @@ static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size, __u64 f
 #endif
 #if MT_HAVE_RDONLY_CAST
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __attribute__((section(".ksyms")));
-#define __mt_ld(p, path, T)                                                              \
-  (MT_DIRECT_LOADS                                                                       \
+#define __mt_ld(p, path, T)                                                                 \
+  (MT_DIRECT_LOADS                                                                          \
        ? ((T *)bpf_rdonly_cast((const void *)(p), __builtin_btf_type_id(*(T *)0, 1)))->path \
        : __mt_rd(p, path))
 #else

@@ -129,15 +129,19 @@ local IOCB_DIRECT = "(1 << 17)"
 -- A read's kiocb begins its request (the command comes first in it).
 local armed_member = has_field("struct kiocb", "dio_complete") and "ki_waitq" or "async_data"
 local armed_type = armed_member == "ki_waitq" and "struct kiocb" or "struct io_kiocb"
+-- C: whether REQ, of opcode OPCODE, is a read waiting for its pages (or
+-- done with them, and so retried).
+local function waits_for_pages(req, opcode)
+  return c([[(${is_read} && (__u64)((${armed_type} *)(__u64)(${req}))->${armed} &&
+              !(((struct kiocb *)(__u64)(${req}))->ki_flags & ${IOCB_DIRECT}))]],
+           { is_read = is_read(opcode), req = req, armed = armed_member, armed_type = armed_type,
+             IOCB_DIRECT = IOCB_DIRECT })
+end
 -- C, where request REQ of opcode OPCODE completes: its local `path`,
 -- retried where the request says so (never for direct I/O).
 local function path_at_completion(req, opcode)
-  return c([[
-    if (path == ${INLINE} && ${is_read}) {
-      __u64 kiocb = (__u64)(${req}), armed = (__u64)((${armed_type} *)kiocb)->${armed};
-      if (armed && !(((struct kiocb *)kiocb)->ki_flags & ${IOCB_DIRECT})) path = ${RETRIED};
-    }]], { INLINE = INLINE, is_read = is_read(opcode), req = req, armed = armed_member,
-           armed_type = armed_type, IOCB_DIRECT = IOCB_DIRECT, RETRIED = RETRIED }) .. " "
+  return c("if (path == ${INLINE} && ${waits}) path = ${RETRIED}; ",
+           { INLINE = INLINE, waits = waits_for_pages(req, opcode), RETRIED = RETRIED })
 end
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- counted per CPU in an array the kernel indexes inline (a hash costs a
@@ -537,9 +541,9 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
 -- request it runs), an `issue` slice per request on the worker's track,
 -- in the request's flow.
 local issue_at = available({ "fentry:io_issue_sqe", "kprobe:io_issue_sqe" })
+local on_io_worker = "(comm[0] == 'i' && comm[1] == 'o' && comm[2] == 'u' && comm[3] == '-' " ..
+                     "&& comm[4] == 'w')"  -- iou-wrk-*
 if issue_at then
-  local on_io_worker = "(comm[0] == 'i' && comm[1] == 'o' && comm[2] == 'u' && comm[3] == '-' " ..
-                       "&& comm[4] == 'w')"  -- iou-wrk-*
   latency{ name = "issue", start = issue_at,
            stop = (issue_at:gsub("^fentry:", "fexit:"):gsub("^kprobe:", "kretprobe:")),
            key = "tid", filter = on_io_worker .. " && " .. kept("args.req"),
@@ -960,11 +964,62 @@ end
 function api.traced(req)
   return kept(req)
 end
--- For a read or write's struct kiocb *KIOCB, which begins its request:
--- the request, its flow and whether it is traced, as C expressions.
-function api.kiocb(kiocb)
-  local req = "((struct io_kiocb *)(__u64)(" .. kiocb .. "))"
-  return { req = req, flow = api.flow(req, req .. "->ctx"), traced = kept(req) }
+-- For request REQ (a struct io_kiocb *, or its address): the request,
+-- its flow and whether it is traced, as C expressions.
+function api.request(req)
+  req = "((struct io_kiocb *)(__u64)(" .. req .. "))"
+  return { req = req, flow = api.flow(req, req .. "->ctx"), traced = "(" .. req .. " && " ..
+           kept(req) .. ")" }
+end
+-- The same for a read's or write's struct kiocb *KIOCB, which begins its request.
+api.kiocb = api.request
+-- C: the address of the request this thread is issuing (a __u64, 0 when
+-- none), for a probe in the code a request runs (vfs, filesystem, page
+-- cache). On an io-worker, its current work (the kernel's own record of
+-- it). Elsewhere, where fentry or a kprobe may see io_issue_sqe, the
+-- request from its issue's entry to its return; else the request the
+-- thread submitted last, until its next io_uring event (its issue punted
+-- to an io-worker, a poll armed, completions posted or waited for, task
+-- work run) or the end of its io_uring_enter, and while it is not a read
+-- waiting for its pages. So the work of a read issued again from task
+-- work, once its pages came in, is not attributed on such kernels. The
+-- probes that keep this are added by the first call.
+local running
+function api.current()
+  if not running then
+    running = map{ name = "uring_running", type = "hash", key = "u32", value = "u64", size = 4096 }
+    local forget = { action = "map_del(uring_running, tid);" }
+    if issue_at then
+      probe(issue_at, { action = "map_set(uring_running, tid, (__u64)args.req);" })
+      probe((issue_at:gsub("^fentry:", "fexit:"):gsub("^kprobe:", "kretprobe:")), forget)
+    else
+      probe(submit_at, { action = c("map_set(uring_running, tid, (__u64)${req});", { req = S.req }) })
+      for _, event in ipairs({ "queue_async_work", "poll_arm", "complete", "cqring_wait",
+                               "task_work_run", "local_work_run" }) do
+        local at = "tracepoint:io_uring:io_uring_" .. event
+        if available(at) then probe(at, forget) end
+      end
+      probe("tracepoint:syscalls:sys_exit_io_uring_enter", forget)
+    end
+  end
+  local on_worker = "0"
+  if has_field("struct task_struct", "worker_private") and has_field("struct io_worker", "cur_work") then
+    -- Locals named __* are taken for pointers the program may load
+    -- directly, so these have names of their own.
+    on_worker = c([[({ __u64 running_worker =
+                         (__u64)((struct task_struct *)bpf_get_current_task())->worker_private;
+                       __u64 running_work = running_worker ?
+                         (__u64)((struct io_worker *)running_worker)->cur_work : 0;
+                       running_work ? running_work -
+                         __builtin_preserve_field_info(((struct io_kiocb *)0)->work, 0) : 0; })]])
+  end
+  local elsewhere = c([[({ __u64 running_req = map_get(uring_running, tid);
+                          __u8 running_op = running_req ? ((struct io_kiocb *)running_req)->opcode : 0;
+                          running_req && !${waits} ? running_req : 0; })]],
+                      { waits = waits_for_pages("running_req", "running_op") })
+  if issue_at then elsewhere = "map_get(uring_running, tid)" end
+  return c("(${worker} ? ${on_worker} : ${elsewhere})",
+           { worker = on_io_worker, on_worker = on_worker, elsewhere = elsewhere })
 end
 -- The track of ring RING (a struct io_ring_ctx *), for draw = {track = ...}.
 function api.ring_track(ring)

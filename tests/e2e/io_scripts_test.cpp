@@ -142,8 +142,9 @@ TEST_F(E2eIoScripts, ListShowsEveryShippedScriptWithALine) {
     ASSERT_GE(w.size(), 3u) << line;  // a name and a description
     names.push_back(w[0]);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"biolatency", "biosnoop", "demo", "ext4slower",
-                                             "iostack", "uring", "uring_block", "vfsstat"}))
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"biolatency", "biosnoop", "demo", "ext4slower", "iostack",
+                                      "uring", "uring_block", "uring_fs", "vfsstat"}))
       << r;
   EXPECT_TRUE(contains(r.out, "iostack      where IO time goes, layer by layer")) << r;
 }

@@ -3,6 +3,8 @@
 // C for a request's flow, so the added drawings join the requests' flows.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "tests/e2e/loop_device.h"
@@ -99,6 +101,102 @@ TEST_F(E2eUringLayers, ADirectReadsBlockRequestIsInItsFlowOnTheDisksTrack) {
 
 TEST_F(E2eUringLayers, ADirectWritesBlockRequestIsInItsFlowOnTheDisksTrack) {
   expect_each_block_request_in_its_flow_on_the_disks_track("write");
+}
+
+// The flow step drawn on each of `points` (a point holds one at its start
+// on its thread): its flow id, or 0 where there is none.
+std::vector<uint64_t> flows_of(const Trace &trace,
+                               const std::vector<const mt::FxtRecord *> &points) {
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> steps;  // (tid, ts) -> flow id
+  for (const auto &e : trace.records)
+    if (e.type == 4 && e.event_type == 9 && e.category == "io_uring")
+      steps[{e.tid, e.ts}] = e.extra;
+  std::vector<uint64_t> flows;
+  for (const auto *p : points) {
+    auto it = steps.find({p->tid, p->ts});
+    flows.push_back(it == steps.end() ? 0 : it->second);
+  }
+  return flows;
+}
+
+std::string fio_on(const Ext4Mount &fs, const std::string &rw, const std::string &more = "") {
+  return "fio --name=job --filename=" + fs.dir() + "/data --rw=" + rw +
+         " --bs=4k --size=1M --iodepth=4 --ioengine=io_uring --output-format=terse " + more;
+}
+
+// The shipped uring_fs: fio's 256 buffered writes of 4 KiB, which ext4
+// hands to io-workers. Each copies into the page cache once, drawn on the
+// io-worker that runs it, as a step of its own request's flow.
+TEST_F(E2eUringLayers, ABufferedWritesPageCacheCopyIsOnItsIoWorkerInItsFlow) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);
+  auto [trace, r] = run_traced("uring_fs", fio_on(fs, "randwrite"));
+  auto writes = trace.named("write_begin");
+  ASSERT_EQ(writes.size(), 256u) << r;
+  auto names = trace.thread_names_by_tid();
+  std::set<uint64_t> flows, offsets;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    EXPECT_TRUE(names[writes[i]->tid].starts_with("iou-wrk-")) << names[writes[i]->tid];
+    flows.insert(flows_of(trace, writes)[i]);
+    offsets.insert(arg(*writes[i], "pos"));
+  }
+  EXPECT_EQ(flows.size(), 256u);  // one per request, none without
+  EXPECT_FALSE(flows.count(0));
+  EXPECT_EQ(offsets.size(), 256u);
+  EXPECT_EQ(trace.flow_points(8), 256u);
+  EXPECT_EQ(trace.flow_points(10), 256u);
+}
+
+// fio's 256 buffered reads of a file in the page cache run inline: each
+// finds its page once, drawn on the submitting thread inside its
+// io_uring_enter, as a step of its request's flow.
+TEST_F(E2eUringLayers, ACachedReadsPageLookupIsInsideItsEnterInItsFlow) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);
+  ASSERT_EQ(
+      run({{"/bin/sh", "-c", fio_on(fs, "write") + " && cat " + fs.dir() + "/data"}}).exit_code, 0);
+  auto [trace, r] = run_traced("uring_fs", fio_on(fs, "randread", "--invalidate=0"));
+  auto lookups = trace.named("get_pages");
+  ASSERT_EQ(lookups.size(), 256u) << r;
+  auto flows = flows_of(trace, lookups);
+  EXPECT_EQ(std::set<uint64_t>(flows.begin(), flows.end()).size(), 256u);
+  std::set<uint64_t> pages;
+  for (const auto *l : lookups)
+    pages.insert(arg(*l, "index"));
+  EXPECT_EQ(pages.size(), 256u);
+  auto enters = trace.named("io_uring_enter");
+  size_t inside = 0;
+  for (const auto *l : lookups)
+    inside += std::count_if(enters.begin(), enters.end(), [&](const mt::FxtRecord *e) {
+      return e->tid == l->tid && e->ts <= l->ts && l->ts < e->extra;
+    });
+  EXPECT_EQ(inside, 256u);
+}
+
+// fio's 256 reads of 4 KiB from a cold file (fio drops its pages first):
+// each starts reading its page in once, in its own flow. Each then waits
+// for the page and is issued again from task work; with no probe on
+// io_issue_sqe here, that issue's page lookup is not drawn, and never
+// counted to another request.
+TEST_F(E2eUringLayers, AColdReadStartsReadingItsOwnPageIn) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);
+  ASSERT_EQ(run({{"/bin/sh", "-c", fio_on(fs, "write", "--end_fsync=1")}}).exit_code,
+            0);  // clean pages, which fio can drop
+  auto [trace, r] = run_traced("uring_fs", fio_on(fs, "randread", "--invalidate=1"));
+  auto readaheads = trace.named("readahead");
+  ASSERT_EQ(readaheads.size(), 256u) << r;
+  auto flows = flows_of(trace, readaheads);
+  EXPECT_EQ(std::set<uint64_t>(flows.begin(), flows.end()).size(), 256u);
+  EXPECT_FALSE(std::count(flows.begin(), flows.end(), 0u));
+  // A lookup drawn is in the flow of the request whose page it is.
+  std::map<uint64_t, uint64_t> page_of_flow;
+  for (size_t i = 0; i < readaheads.size(); ++i)
+    page_of_flow[flows[i]] = arg(*readaheads[i], "index");
+  auto lookups = trace.named("get_pages");
+  auto lookup_flows = flows_of(trace, lookups);
+  for (size_t i = 0; i < lookups.size(); ++i)
+    EXPECT_EQ(page_of_flow[lookup_flows[i]], arg(*lookups[i], "index"));
 }
 
 }  // namespace
