@@ -10,7 +10,10 @@
 --            calls, and fsync(2) where vfs_fsync is inlined): kprobes, else fentry
 --   ext4     ext4_file_read_iter, ext4_file_write_iter, ext4_file_open,
 --            ext4_sync_file: kprobes, else fentry; sync also through ext4's
---            sync_file tracepoints
+--            sync_file tracepoints; where read and write cannot be timed,
+--            iomap_dio (a direct read or write the caller waits for, iomap's
+--            tracepoints) and ext4_write_begin (a buffered write's copy into
+--            one folio, ext4's write_begin to write_end) stand in
 --   blk      each request from its issue to the driver until done (-Q: from
 --            when the block layer took it): a kprobe on blk_mq_start_request,
 --            else fentry, else block_rq_issue; block_rq_complete
@@ -115,6 +118,25 @@ if wanted("ext4") then
   timed("ext4", "ext4_sync_file",
         { { "tp_btf:ext4_sync_file_enter", "tp_btf:ext4_sync_file_exit" },
           { "tracepoint:ext4:ext4_sync_file_enter", "tracepoint:ext4:ext4_sync_file_exit" } })
+  -- Where ext4's read and write cannot be timed, the parts of them that
+  -- tracepoints show: a direct read or write in iomap, to its end when the
+  -- caller waits for it (a synchronous kiocb, without ki_complete), and a
+  -- buffered write's copy into each folio of the page cache.
+  if untraced.ext4 then
+    local dio = available({ "tp_btf:iomap_dio_rw_begin" }) and available({ "tp_btf:iomap_dio_complete" })
+    if dio then
+      local waited = "!args.iocb->ki_complete && " .. (one_process or "1")
+      latency{ name = "iomap_dio", start = "tp_btf:iomap_dio_rw_begin", stop = "tp_btf:iomap_dio_complete",
+               key = "tid", filter = waited, stop_filter = waited, into = op("ext4", "iomap_dio"),
+               draw = slice("ext4", "iomap_dio") }
+    end
+    local copy = available({ "tracepoint:ext4:ext4_da_write_begin", "tracepoint:ext4:ext4_write_begin" })
+    if copy then
+      latency{ name = "ext4_write_begin", start = copy, stop = (copy:gsub("begin$", "end")),
+               key = "tid", filter = one_process, into = op("ext4", "ext4_write_begin"),
+               draw = slice("ext4", "ext4_write_begin") }
+    end
+  end
 end
 
 if wanted("blk") then
