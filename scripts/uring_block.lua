@@ -7,9 +7,10 @@
 -- on the disk's own track under "block devices", both on the request's
 -- arrow from its submit to its completion. Parameters: those of `uring`.
 -- Probes: tp_btf iomap_dio_rw_begin, iomap_dio_rw_queued,
--- iomap_dio_complete, block_bio_queue, block_rq_issue, block_rq_complete;
--- io_uring_submit_req. An io-worker's entry left by a direct I/O that gave
--- up early lasts until its next direct I/O.
+-- iomap_dio_complete (on kernels without them: a kprobe, or fentry, on
+-- __iomap_dio_rw, and its return), block_bio_queue, block_rq_issue,
+-- block_rq_complete; io_uring_submit_req. An io-worker's entry left by a
+-- direct I/O that gave up early lasts until its next direct I/O.
 
 local uring = require "uring"
 local c = require("ctemplate").c
@@ -24,16 +25,29 @@ local rq_flows = map{ name = "rq_flows", type = "lru_hash", key = "u64", value =
                       size = 65536 }
 
 local dio = uring.kiocb("args.iocb")
-probe("tp_btf:iomap_dio_rw_begin", {
+-- Where iomap begins to submit a direct I/O: its tracepoint, else (on
+-- kernels without it, like 6.1) the entry of __iomap_dio_rw, whose return
+-- ends the submission.
+local begin, why = available({ "tp_btf:iomap_dio_rw_begin", "kprobe:__iomap_dio_rw",
+                               "fentry:__iomap_dio_rw" })
+if not begin then
+  error("uring_block needs to see iomap submit direct I/O: " .. why)
+end
+probe(begin, {
   filter = dio.traced,
   action = c("__u64 flow = ${flow}; map_set(dio_submitting, tid, flow);", { flow = dio.flow }),
 })
--- Submitted: queued to complete later, or done already. A direct I/O
--- that gives up before either (a NOWAIT attempt that would block) leaves
--- its entry until the task's next request: cleared at each submission.
-probe("tp_btf:iomap_dio_rw_queued", { action = "map_del(dio_submitting, tid);" })
-probe("tp_btf:iomap_dio_complete", { action = "map_del(dio_submitting, tid);" })
-probe("tracepoint:io_uring:io_uring_submit_req", { action = "map_del(dio_submitting, tid);" })
+local submitted = { action = "map_del(dio_submitting, tid);" }
+if begin:match("^tp_btf:") then
+  -- Submitted: queued to complete later, or done already. A direct I/O
+  -- that gives up before either (a NOWAIT attempt that would block) leaves
+  -- its entry until the task's next request: cleared at each submission.
+  probe("tp_btf:iomap_dio_rw_queued", submitted)
+  probe("tp_btf:iomap_dio_complete", submitted)
+  probe("tracepoint:io_uring:io_uring_submit_req", submitted)
+else
+  probe((begin:gsub("^fentry:", "fexit:"):gsub("^kprobe:", "kretprobe:")), submitted)
+end
 probe("tp_btf:block_bio_queue", {
   filter = "map_has(dio_submitting, tid)",
   action = "map_set(bio_flows, (__u64)args.arg0, map_get(dio_submitting, tid));",

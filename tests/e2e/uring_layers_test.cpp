@@ -143,6 +143,16 @@ TEST_F(E2eUringLayers, ABufferedWritesPageCacheCopyIsOnItsIoWorkerInItsFlow) {
   EXPECT_EQ(flows.size(), 256u);  // one per request, none without
   EXPECT_FALSE(flows.count(0));
   EXPECT_EQ(offsets.size(), 256u);
+  // Each inside a stint of its io-worker on a CPU (but one the worker was
+  // switched out in the middle of, which a lane of its own shows).
+  auto stints = trace.named("running");
+  for (const auto *w : writes)
+    if (w->event_type == 4)
+      EXPECT_EQ(std::count_if(stints.begin(), stints.end(),
+                              [&](const mt::FxtRecord *s) {
+                                return s->tid == w->tid && s->ts <= w->ts && w->extra <= s->extra;
+                              }),
+                1);
   EXPECT_EQ(trace.flow_points(8), 256u);
   EXPECT_EQ(trace.flow_points(10), 256u);
 }

@@ -2,11 +2,12 @@
 // tests/vm/run.sh: the probe kinds this machine's kernel lacks (kprobe,
 // kretprobe, fentry, fexit, on vfs_read and on a block function), the
 // shipped scripts with the probes they prefer there (kprobes, ext4 as a
-// module), and uring.lua on 6.1's older io_uring tracepoints
-// (io_uring_submit_sqe). Booting costs seconds under TCG, so one test boots
-// once and runs every check in one guest shell script; each check leaves
-// NAME.out, NAME.err, NAME.rc and NAME.secs in a folder shared read-write
-// with the VM.
+// module), uring.lua on 6.1's older io_uring tracepoints
+// (io_uring_submit_sqe), and the layers added to its trace with the
+// kprobe and fentry variants (uring_fs, uring_block, iostack -o). Booting
+// costs seconds under TCG, so one test boots once and runs every check in
+// one guest shell script; each check leaves NAME.out, NAME.err, NAME.rc
+// and NAME.secs in a folder shared read-write with the VM.
 #include <glob.h>
 #include <unistd.h>
 
@@ -160,6 +161,28 @@ std::set<uint64_t> flows_stepping_at(const Trace &t, const std::string &name) {
   return ids;
 }
 
+// How many of `t`'s slices named `inner` hold a flow step at their start.
+size_t steps_at(const Trace &t, const std::string &inner) {
+  std::set<std::pair<uint64_t, uint64_t>> steps;  // (tid, ts)
+  for (const auto &r : t.records)
+    if (r.type == 4 && r.event_type == 9)
+      steps.insert({r.tid, r.ts});
+  size_t n = 0;
+  for (const auto *r : t.named(inner))
+    n += steps.count({r->tid, r->ts});
+  return n;
+}
+
+// How many of `t`'s slices named `inner` are inside one named `outer` on
+// their thread.
+size_t inside(const Trace &t, const std::string &outer, const std::string &inner) {
+  size_t n = 0;
+  for (const auto *i : t.named(inner))
+    for (const auto *o : t.named(outer))
+      n += o->tid == i->tid && o->ts <= i->ts && i->extra <= o->extra;
+  return n;
+}
+
 std::map<std::string, std::vector<std::string>> table_after(const std::string &out,
                                                             const std::string &header,
                                                             size_t key_columns) {
@@ -218,35 +241,48 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
   // each to an io-worker; with fentry each one an io-worker runs is a step
   // of its flow there, drawn when it ends, after the completion the worker
   // posted inside it (on 6.1 the worker posts it, DEFER_TASKRUN or not).
+  // With uring_fs, ext4's write (a kprobe) is a step of the same flow, on
+  // the same io-worker, holding the write's copy into the page cache.
   check("defer", "dd if=/dev/zero of=/mnt/mt-ext4/w bs=64k count=4 status=none && " + mt + " -o " +
                      quote(dir.file("d.fxt")) +
                      " -c 'fio --name=w --filename=/mnt/mt-ext4/w --ioengine=io_uring "
-                     "--rw=write --bs=4k --size=256k --iodepth=8 --output=/dev/null' uring");
+                     "--rw=write --bs=4k --size=256k --iodepth=8 --output=/dev/null' uring_fs");
   // Buffered reads of a file whose page cache fio drops: on 6.1, where a
   // read's kiocb keeps ki_waitq from its last use, uring.lua finds the
   // wait armed on the page by the request's async_data.
+  // With uring_fs: fentry on io_issue_sqe tells which request runs ext4's
+  // read, inline and again from task work once its page came in.
   check("retried",
         "dd if=/dev/urandom of=/mnt/mt-ext4/r bs=1M count=1 conv=fsync status=none && " + mt +
+            " -o " + quote(dir.file("r.fxt")) +
             " -c 'fio --name=job --filename=/mnt/mt-ext4/r --ioengine=io_uring --invalidate=1 "
-            "--pre_read=0 --bs=4k --iodepth=8 --size=1M --rw=randread --output=/dev/null' uring");
+            "--pre_read=0 --bs=4k --iodepth=8 --size=1M --rw=randread --output=/dev/null' "
+            "uring_fs");
+  // uring_block: each direct write's block request (the loop device
+  // merging none) in the request's flow, through a kprobe on 6.1.
+  check("block",
+        "echo 2 >/sys/block/$(basename $(findmnt -no SOURCE /mnt/mt-ext4))/queue/nomerges && " +
+            mt + " -o " + quote(dir.file("b.fxt")) +
+            " -c 'fio --name=b --filename=/mnt/mt-ext4/r --ioengine=io_uring --direct=1 "
+            "--rw=write --bs=4k --size=256k --iodepth=8 --output=/dev/null' uring_block");
   // iostack_fentry: the same script with kprobes hidden from it.
-  sh +=
-      "stopped_file_ops\ntrace iostack -v iostack -p {pid} -d vda\n"
-      "trace vfsstat -v -p {pid} vfsstat\ntrace ext4slower -v ext4slower -p {pid} 0\n"
-      "export MOONTRACE_PATH=" +
-      quote(std::string(MT_SOURCE_DIR) + "/scripts") + "\ntrace iostack_fentry -v " +
-      quote(script("without_kprobes.lua")) +
-      " --script iostack -p {pid} -d vda\n"
-      "attached iostack vfsstat ext4slower iostack_fentry\n"
-      "kill -CONT $W; wait $W; echo $? >$D/file_ops.rc\n"
-      "stop iostack vfsstat ext4slower iostack_fentry\n";
+  sh += "stopped_file_ops\ntrace iostack -v -o " + quote(dir.file("io.fxt")) +
+        " iostack -p {pid} -d vda\n"
+        "trace vfsstat -v -p {pid} vfsstat\ntrace ext4slower -v ext4slower -p {pid} 0\n"
+        "export MOONTRACE_PATH=" +
+        quote(std::string(MT_SOURCE_DIR) + "/scripts") + "\ntrace iostack_fentry -v " +
+        quote(script("without_kprobes.lua")) +
+        " --script iostack -p {pid} -d vda\n"
+        "attached iostack vfsstat ext4slower iostack_fentry\n"
+        "kill -CONT $W; wait $W; echo $? >$D/file_ops.rc\n"
+        "stop iostack vfsstat ext4slower iostack_fentry\n";
   dir.write("checks.sh", sh);
 
-  // Under TCG the checks take 95-100 s on this project's 2-CPU machines;
+  // Under TCG the checks take 120-140 s on this project's 2-CPU machines;
   // the margin is for a busy host.
   auto vm = run(
-      {{run_sh(), "--timeout", "170", "--console", "--rw", d, "--", "sh", dir.file("checks.sh")}},
-      175s);
+      {{run_sh(), "--timeout", "230", "--console", "--rw", d, "--", "sh", dir.file("checks.sh")}},
+      235s);
   ASSERT_EQ(vm.exit_code, 0) << vm;
   std::smatch m;
   if (std::regex_search(vm.err, m, std::regex("guest uptime at command start ([0-9.]+) s")))
@@ -383,6 +419,10 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
     EXPECT_EQ(writes_threads[r->tid].rfind("iou-wrk-", 0), 0u) << writes_threads[r->tid];
   std::cout << "[ vm       ] fio's DEFER_TASKRUN writes: " << punted.size() << " punted, "
             << writes.named("issue").size() << " issue slices on io-workers\n";
+  // Each write's ext4 write_iter inside its issue slice, in its flow.
+  EXPECT_EQ(inside(writes, "issue", "write_iter"), 64u) << defer;
+  EXPECT_EQ(flows_stepping_at(writes, "write_iter"), punted) << defer;
+  EXPECT_EQ(flows_stepping_at(writes, "write_begin"), punted) << defer;
   auto retried = result("retried");
   EXPECT_EQ(retried.rc, 0) << retried;
   auto paths = table_after(retried.err, "OPCODE", 2);
@@ -392,6 +432,27 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
             << " inline\n";
   EXPECT_EQ(retried_reads + inline_reads, 256u) << retried;
   EXPECT_GE(retried_reads, 240u) << retried;
+  problems = mt::testing::perfetto_problems_in_file(dir.file("r.fxt"));
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  Trace reads;
+  reads.records = mt::read_fxt(read_file(dir.file("r.fxt")));
+  // Each read's first issue and each retried one's next ones run ext4's
+  // read, each in the read's flow.
+  EXPECT_GE(reads.named("read_iter").size(), 256u + retried_reads) << retried;
+  EXPECT_EQ(flows_stepping_at(reads, "read_iter").size(), 256u) << retried;
+  EXPECT_EQ(steps_at(reads, "read_iter"), reads.named("read_iter").size()) << retried;
+
+  auto block = result("block");
+  EXPECT_EQ(block.rc, 0) << block;
+  problems = mt::testing::perfetto_problems_in_file(dir.file("b.fxt"));
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  if (problems.empty()) {
+    Trace direct;
+    direct.records = mt::read_fxt(read_file(dir.file("b.fxt")));
+    EXPECT_EQ(flows_stepping_at(direct, "block_issue").size(), 64u) << block;
+    EXPECT_EQ(flows_stepping_at(direct, "block_complete"), flows_stepping_at(direct, "block_issue"))
+        << block;
+  }
 
   // iostack: all four layers, kprobes on the vfs, ext4 (a module on 6.1)
   // and where requests are issued; each operation as often as file_ops
@@ -430,6 +491,15 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
     }
   };
   expect_every_layer(iostack);
+  // Its trace: each of file_ops's reads and writes through ext4 a slice in
+  // the vfs's, in the system call's.
+  problems = mt::testing::perfetto_problems_in_file(dir.file("io.fxt"));
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
+  Trace io;
+  io.records = mt::read_fxt(read_file(dir.file("io.fxt")));
+  EXPECT_EQ(inside(io, "vfs_read", "ext4_file_read_iter"), size_t(kReads)) << iostack;
+  EXPECT_EQ(inside(io, "vfs_write", "ext4_file_write_iter"), size_t(kWrites)) << iostack;
+  EXPECT_EQ(inside(io, "sys_pwrite64", "vfs_write"), size_t(kWrites)) << iostack;
 
   // Without kprobes it falls back to fentry and fexit, on ext4's module
   // functions too, and counts the same.
