@@ -84,6 +84,7 @@ local function timed(layer, fn, stand_ins)
   end
   latency{ name = fn, start = pair.entry, stop = pair.exit, key = "tid", filter = one_process,
            into = op(layer, fn), draw = slice(layer, fn) }
+  return true
 end
 
 local tracing = {}
@@ -112,9 +113,9 @@ if wanted("vfs") then
 end
 
 if wanted("ext4") then
-  for _, fn in ipairs({ "ext4_file_read_iter", "ext4_file_write_iter", "ext4_file_open" }) do
-    timed("ext4", fn)
-  end
+  local read_and_write = timed("ext4", "ext4_file_read_iter")
+  read_and_write = timed("ext4", "ext4_file_write_iter") and read_and_write
+  timed("ext4", "ext4_file_open")
   timed("ext4", "ext4_sync_file",
         { { "tp_btf:ext4_sync_file_enter", "tp_btf:ext4_sync_file_exit" },
           { "tracepoint:ext4:ext4_sync_file_enter", "tracepoint:ext4:ext4_sync_file_exit" } })
@@ -122,7 +123,7 @@ if wanted("ext4") then
   -- tracepoints show: a direct read or write in iomap, to its end when the
   -- caller waits for it (a synchronous kiocb, without ki_complete), and a
   -- buffered write's copy into each folio of the page cache.
-  if untraced.ext4 then
+  if not read_and_write then
     local dio = available({ "tp_btf:iomap_dio_rw_begin" }) and available({ "tp_btf:iomap_dio_complete" })
     if dio then
       local waited = "!args.iocb->ki_complete && " .. (one_process or "1")
@@ -130,11 +131,14 @@ if wanted("ext4") then
                key = "tid", filter = waited, stop_filter = waited, into = op("ext4", "iomap_dio"),
                draw = slice("ext4", "iomap_dio") }
     end
-    local copy = available({ "tracepoint:ext4:ext4_da_write_begin", "tracepoint:ext4:ext4_write_begin" })
-    if copy then
-      latency{ name = "ext4_write_begin", start = copy, stop = (copy:gsub("begin$", "end")),
-               key = "tid", filter = one_process, into = op("ext4", "ext4_write_begin"),
-               draw = slice("ext4", "ext4_write_begin") }
+    local into = op("ext4", "ext4_write_begin")
+    for _, kind in ipairs({ "da_", "" }) do  -- delayed allocation's pair (the default), the other
+      local at = "tracepoint:ext4:ext4_" .. kind .. "write_"
+      if available(at .. "begin") then
+        latency{ name = "ext4_" .. kind .. "write_begin", start = at .. "begin", stop = at .. "end",
+                 key = { "tid", "args.ino" }, filter = one_process, into = into,
+                 draw = slice("ext4", "ext4_write_begin") }
+      end
     end
   end
 end

@@ -125,6 +125,10 @@ local function is_read(opcode)
   return ("(%s == %d || %s == %d || %s == %d)"):format(opcode, op.READV, opcode, op.READ_FIXED,
                                                      opcode, op.READ)
 end
+local function is_rw(opcode)
+  return ("(%s || %s == %d || %s == %d || %s == %d)"):format(is_read(opcode), opcode, op.WRITEV,
+                                                           opcode, op.WRITE_FIXED, opcode, op.WRITE)
+end
 local IOCB_DIRECT = "(1 << 17)"
 -- A read's kiocb begins its request (the command comes first in it).
 local armed_member = has_field("struct kiocb", "dio_complete") and "ki_waitq" or "async_data"
@@ -977,33 +981,39 @@ api.kiocb = api.request
 -- none), for a probe in the code a request runs (vfs, filesystem, page
 -- cache). On an io-worker, its current work (the kernel's own record of
 -- it). Elsewhere, where fentry or a kprobe may see io_issue_sqe, the
--- request from its issue's entry to its return; else the request the
+-- request from its issue's entry to its return. Else the request the
 -- thread submitted last, until its next io_uring event (its issue punted
 -- to an io-worker, a poll armed, completions posted or waited for, task
--- work run) or the end of its io_uring_enter, and while it is not a read
--- waiting for its pages. So the work of a read issued again from task
--- work, once its pages came in, is not attributed on such kernels. The
--- probes that keep this are added by the first call.
+-- work run, a request deferred or linked) or the end of its
+-- io_uring_enter; and only while its issue may still be running: it has
+-- a file, and is not a direct read or write (which go on without the
+-- thread) nor a read waiting for its pages. Task work run before the next
+-- event (a read issued again once its pages came in) is then not counted
+-- to it, nor to any request. The probes that keep this are added by the
+-- first call.
 local running
 function api.current()
   if not running then
-    running = map{ name = "uring_running", type = "hash", key = "u32", value = "u64", size = 4096 }
+    running = map{ name = "uring_running", type = "lru_hash", key = "u32", value = "u64",
+                   size = 4096 }
     local forget = { action = "map_del(uring_running, tid);" }
     if issue_at then
       probe(issue_at, { action = "map_set(uring_running, tid, (__u64)args.req);" })
       probe((issue_at:gsub("^fentry:", "fexit:"):gsub("^kprobe:", "kretprobe:")), forget)
     else
       probe(submit_at, { action = c("map_set(uring_running, tid, (__u64)${req});", { req = S.req }) })
-      for _, event in ipairs({ "queue_async_work", "poll_arm", "complete", "cqring_wait",
-                               "task_work_run", "local_work_run" }) do
+      probe(complete_at, forget)
+      for _, event in ipairs({ "queue_async_work", "poll_arm", "cqring_wait", "task_work_run",
+                               "local_work_run", "defer", "link" }) do
         local at = "tracepoint:io_uring:io_uring_" .. event
         if available(at) then probe(at, forget) end
       end
       probe("tracepoint:syscalls:sys_exit_io_uring_enter", forget)
     end
   end
-  local on_worker = "0"
-  if has_field("struct task_struct", "worker_private") and has_field("struct io_worker", "cur_work") then
+  local on_worker = issue_at and "map_get(uring_running, tid)" or "0"
+  if has_field("struct task_struct", "worker_private") and has_field("struct io_worker", "cur_work")
+     and has_field("struct io_kiocb", "work") then
     -- Locals named __* are taken for pointers the program may load
     -- directly, so these have names of their own.
     on_worker = c([[({ __u64 running_worker =
@@ -1013,11 +1023,16 @@ function api.current()
                        running_work ? running_work -
                          __builtin_preserve_field_info(((struct io_kiocb *)0)->work, 0) : 0; })]])
   end
-  local elsewhere = c([[({ __u64 running_req = map_get(uring_running, tid);
-                          __u8 running_op = running_req ? ((struct io_kiocb *)running_req)->opcode : 0;
-                          running_req && !${waits} ? running_req : 0; })]],
-                      { waits = waits_for_pages("running_req", "running_op") })
-  if issue_at then elsewhere = "map_get(uring_running, tid)" end
+  local elsewhere = "map_get(uring_running, tid)"
+  if not issue_at then
+    elsewhere = c([[({ __u64 running_req = map_get(uring_running, tid);
+                       __u8 running_op = running_req ? ((struct io_kiocb *)running_req)->opcode : 0;
+                       __u64 running_file = running_req ? (__u64)((struct io_kiocb *)running_req)->file : 0;
+                       running_file && !(${is_rw} && (((struct kiocb *)running_req)->ki_flags & ${DIRECT}))
+                         && !${waits} ? running_req : 0; })]],
+                  { is_rw = is_rw("running_op"), DIRECT = IOCB_DIRECT,
+                    waits = waits_for_pages("running_req", "running_op") })
+  end
   return c("(${worker} ? ${on_worker} : ${elsewhere})",
            { worker = on_io_worker, on_worker = on_worker, elsewhere = elsewhere })
 end

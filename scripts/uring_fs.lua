@@ -34,17 +34,18 @@ local function for_request(ino)
            { running = running, traced = request.traced, same_file = same_file })
 end
 
--- A timed operation: a slice from START to STOP on the issuing thread,
--- with ARGS read at the start (as `start.NAME`).
-local function timed(name, start, stop, ino, args)
+-- A timed operation: a slice named SLICE (or NAME) from START to STOP on
+-- the issuing thread (and inode INO, where both name it), with ARGS read
+-- at the start (as `start.NAME`).
+local function timed(name, start, stop, ino, args, slice)
   local carry, drawn = { flow = "(__u64)(" .. request.flow .. ")" }, {}
   for k, v in pairs(args or {}) do
     carry[k], drawn[k] = v, "start." .. k
   end
-  latency{ name = name, start = start, stop = stop, key = "tid", start_action = for_request(ino),
-           carry = carry,
-           draw = { kind = "slice", name = name, category = uring.category, duration = "latency",
-                    args = drawn, flow = { id = "start.flow", point = "step" } } }
+  latency{ name = name, start = start, stop = stop, key = ino and { "tid", ino } or "tid",
+           start_action = for_request(ino), carry = carry,
+           draw = { kind = "slice", name = slice or name, category = uring.category,
+                    duration = "latency", args = drawn, flow = { id = "start.flow", point = "step" } } }
 end
 -- A point: a 1-ns slice where AT fires.
 local function point(name, at, ino, args)
@@ -57,10 +58,13 @@ for _, fn in ipairs({ "read_iter", "write_iter" }) do
   local pair = kfunc.pair("ext4_file_" .. fn)
   if pair then timed(fn, pair.entry, pair.exit) end
 end
-local write_begin = available({ "tracepoint:ext4:ext4_da_write_begin", "tracepoint:ext4:ext4_write_begin" })
-if write_begin then
-  timed("write_begin", write_begin, (write_begin:gsub("begin$", "end")), "args.ino",
-        { pos = "args.pos", len = "args.len" })
+-- Delayed allocation's pair (ext4's default), and the other one.
+for _, kind in ipairs({ "da_", "" }) do
+  local at = "tracepoint:ext4:ext4_" .. kind .. "write_"
+  if available(at .. "begin") then
+    timed(kind .. "write_begin", at .. "begin", at .. "end", "args.ino",
+          { pos = "args.pos", len = "args.len" }, "write_begin")
+  end
 end
 if available("tracepoint:ext4:ext4_sync_file_enter") then
   timed("fsync", "tracepoint:ext4:ext4_sync_file_enter", "tracepoint:ext4:ext4_sync_file_exit",

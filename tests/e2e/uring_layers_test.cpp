@@ -134,21 +134,22 @@ TEST_F(E2eUringLayers, ABufferedWritesPageCacheCopyIsOnItsIoWorkerInItsFlow) {
   auto writes = trace.named("write_begin");
   ASSERT_EQ(writes.size(), 256u) << r;
   auto names = trace.thread_names_by_tid();
-  std::set<uint64_t> flows, offsets;
-  for (size_t i = 0; i < writes.size(); ++i) {
-    EXPECT_TRUE(names[writes[i]->tid].starts_with("iou-wrk-")) << names[writes[i]->tid];
-    flows.insert(flows_of(trace, writes)[i]);
-    offsets.insert(arg(*writes[i], "pos"));
+  auto write_flows = flows_of(trace, writes);
+  std::set<uint64_t> flows(write_flows.begin(), write_flows.end()), offsets;
+  for (const auto *w : writes) {
+    EXPECT_TRUE(names[w->tid].starts_with("iou-wrk-")) << names[w->tid];
+    offsets.insert(arg(*w, "pos"));
   }
   EXPECT_EQ(flows.size(), 256u);  // one per request, none without
   EXPECT_FALSE(flows.count(0));
   EXPECT_EQ(offsets.size(), 256u);
-  // Each inside a stint of its io-worker on a CPU (but one the worker was
+  // Each inside its request's issue slice where a probe sees io_issue_sqe,
+  // else inside a stint of its io-worker on a CPU (but one the worker was
   // switched out in the middle of, which a lane of its own shows).
-  auto stints = trace.named("running");
+  auto hops = trace.named("issue").empty() ? trace.named("running") : trace.named("issue");
   for (const auto *w : writes)
     if (w->event_type == 4)
-      EXPECT_EQ(std::count_if(stints.begin(), stints.end(),
+      EXPECT_EQ(std::count_if(hops.begin(), hops.end(),
                               [&](const mt::FxtRecord *s) {
                                 return s->tid == w->tid && s->ts <= w->ts && w->extra <= s->extra;
                               }),
@@ -205,8 +206,11 @@ TEST_F(E2eUringLayers, AColdReadStartsReadingItsOwnPageIn) {
     page_of_flow[flows[i]] = arg(*readaheads[i], "index");
   auto lookups = trace.named("get_pages");
   auto lookup_flows = flows_of(trace, lookups);
-  for (size_t i = 0; i < lookups.size(); ++i)
-    EXPECT_EQ(page_of_flow[lookup_flows[i]], arg(*lookups[i], "index"));
+  for (size_t i = 0; i < lookups.size(); ++i) {
+    auto page = page_of_flow.find(lookup_flows[i]);
+    ASSERT_NE(page, page_of_flow.end());
+    EXPECT_EQ(page->second, arg(*lookups[i], "index"));
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 // costs seconds under TCG, so one test boots once and runs every check in
 // one guest shell script; each check leaves NAME.out, NAME.err, NAME.rc
 // and NAME.secs in a folder shared read-write with the VM.
+// Over 500 lines: the checks share one boot, so they are one test.
 #include <glob.h>
 #include <unistd.h>
 
@@ -278,7 +279,7 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
         "stop iostack vfsstat ext4slower iostack_fentry\n";
   dir.write("checks.sh", sh);
 
-  // Under TCG the checks take 120-140 s on this project's 2-CPU machines;
+  // Under TCG the checks take 90-105 s on this project's 2-CPU machines;
   // the margin is for a busy host.
   auto vm = run(
       {{run_sh(), "--timeout", "230", "--console", "--rw", d, "--", "sh", dir.file("checks.sh")}},
