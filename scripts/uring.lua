@@ -1023,6 +1023,11 @@ function api.current()
                        running_work ? running_work -
                          __builtin_preserve_field_info(((struct io_kiocb *)0)->work, 0) : 0; })]])
   end
+  if not issue_at then
+    -- The worker's stint on the CPU, drawn as it leaves, began before this.
+    on_worker = c("({ ${first_in_stint} ${work}; })",
+                  { first_in_stint = first_in_stint("1"), work = on_worker })
+  end
   local elsewhere = "map_get(uring_running, tid)"
   if not issue_at then
     elsewhere = c([[({ __u64 running_req = map_get(uring_running, tid);
