@@ -18,7 +18,7 @@ namespace mt {
 
 const char *usage_text() {
   return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS] [+ SCRIPT [SCRIPT OPTIONS]]...
-       moontrace SCRIPT --help     show a script's options
+       moontrace SCRIPT --help     what a script shows, its options and examples
        moontrace list              list the shipped scripts
        moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
                                    (--json: as JSON), up to where it is damaged

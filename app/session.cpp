@@ -96,7 +96,11 @@ int run(const Options &options) {
   script.declare(more);
   const Declaration &decl = script.declaration();
   if (help) {
-    std::fputs(params_help(options.script, decl.params).c_str(), stdout);
+    const ScriptInfo *info = nullptr;
+    for (const auto &i : decl.scripts)
+      if (i.path == script.source().path)
+        info = &i;
+    std::fputs(params_help(options.script, decl.params, info).c_str(), stdout);
     return 0;
   }
   // Files open before anything is attached, under temporary names until
@@ -476,6 +480,8 @@ int run_moontrace(int argc, char **argv) {
     }
   } catch (const Error &e) {
     std::fprintf(stderr, "moontrace: %s\n", e.located().c_str());
+    for (const auto &line : e.more_lines)
+      std::fprintf(stderr, "moontrace: %s\n", line.c_str());
     if (verbose && !e.detail.empty())
       std::fprintf(stderr, "%s\n", e.detail.c_str());
     return 1;

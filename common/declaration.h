@@ -130,8 +130,19 @@ struct ProbeDecl {
   ScriptLocation where;
 };
 
+// What a script says of itself with script{}: shown by its --help.
+struct ScriptInfo {
+  std::string path;  // the script's file
+  std::string name, version, description, help;
+  std::vector<std::string> examples;
+  std::vector<std::string> requirements;  // as --help shows them: "kernel 5.10", a probe...
+  std::vector<std::string> optional;      // probes it uses where the kernel has them
+  std::vector<std::string> unmet;  // what this kernel lacks (kept under --help; else an error)
+};
+
 struct Declaration {
   std::string script_path;
+  std::vector<ScriptInfo> scripts;  // each script{} called, in order
   std::vector<ProbeDecl> probes;
   std::vector<Param> params;
   std::vector<MapDecl> maps;

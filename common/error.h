@@ -1,5 +1,6 @@
 // One error type for every stage: a one-line message, optionally tied to
-// a place in the script, with detail printed only under -v.
+// a place in the script, with detail printed only under -v (and, where one
+// mistake is several, such as a script's unmet requirements, a line each).
 //
 // The engine's one convention: a failure the user must hear of is thrown
 // as an Error; what may simply be absent (a lookup, a kernel feature) is an
@@ -11,6 +12,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/declaration.h"
 
@@ -21,7 +23,8 @@ class Error : public std::runtime_error {
   explicit Error(const std::string &message, ScriptLocation where = {}, std::string detail = {})
       : std::runtime_error(message), where(std::move(where)), detail(std::move(detail)) {}
   ScriptLocation where;
-  std::string detail;  // e.g. the verifier log, shown with -v
+  std::string detail;                   // e.g. the verifier log, shown with -v
+  std::vector<std::string> more_lines;  // errors of their own, "file:line: message", shown after
 
   // "script.lua:12: message" or just "message".
   std::string located() const {

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <linux/bpf.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +90,11 @@ std::string KernelFacts::fentry_unavailable_reason() {
     return std::string("the kernel refuses fentry/fexit programs (") + std::strerror(errno) + ")";
   }();
   return reason;
+}
+
+std::string KernelFacts::release() {
+  struct utsname u;
+  return uname(&u) == 0 ? u.release : "";
 }
 
 std::string KernelFacts::block_device(const std::string &name) {

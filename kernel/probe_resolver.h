@@ -40,6 +40,8 @@ class KernelFacts {
   // "MAJOR:MINOR" of block device `name` (sysfs class/block/NAME/dev),
   // "" when there is none.
   virtual std::string block_device(const std::string &name);
+  // The kernel's release, as uname -r prints it.
+  virtual std::string release();
 };
 
 struct Resolution {

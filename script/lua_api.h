@@ -142,6 +142,7 @@ inline void set_global_functions(lua_State *L, std::initializer_list<luaL_Reg> f
 void install_declaration_builders(lua_State *L);
 void install_kernel_queries(lua_State *L);
 void install_host_functions(lua_State *L);
+void install_script_info(lua_State *L);
 void install_map_handles(lua_State *L);
 
 }  // namespace mt

@@ -61,6 +61,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
   install_declaration_builders(L_);
   install_kernel_queries(L_);
   install_host_functions(L_);
+  install_script_info(L_);
   install_map_handles(L_);
 }
 
@@ -132,7 +133,10 @@ void LuaScript::throw_lua_error(const std::string &message) {
     size_t end = message.rfind("interrupted");
     throw LuaInterrupted{end == std::string::npos ? "" : message.substr(0, end)};
   }
-  throw lua_error_to_one_line(L_, message);
+  Error e = lua_error_to_one_line(L_, message);
+  e.more_lines = std::move(more_error_lines_);
+  more_error_lines_.clear();
+  throw e;
 }
 
 void LuaScript::print_aggregation(int id) {

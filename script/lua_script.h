@@ -16,6 +16,10 @@ struct lua_State;
 
 namespace mt {
 
+// The script API this engine speaks: script{requires = {api = N}} runs
+// when N is at most this. It grows when scripts get something new to call.
+inline constexpr int kScriptApi = 1;
+
 class KernelFacts;
 class KernelMaps;
 class Output;
@@ -80,6 +84,7 @@ class LuaScript {
   friend struct LuaKernelQueries;
   friend struct LuaHostFunctions;
   friend struct LuaMapHandles;
+  friend struct LuaScriptInfo;
   void call_handler_on_stack(int nargs);
   void run_top_level(const ScriptSource &source);
   [[noreturn]] void throw_lua_error(const std::string &message);
@@ -97,6 +102,7 @@ class LuaScript {
   KernelMaps *maps_ = nullptr;
   std::function<uint64_t()> lost_;
   KernelFacts *kernel_ = nullptr;
+  std::vector<std::string> more_error_lines_;  // given to the next Lua error's Error
   std::unique_ptr<KernelFacts> own_kernel_;
   std::vector<std::string> notes_;
   std::vector<std::string> notices_;

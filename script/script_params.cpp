@@ -148,36 +148,67 @@ const char *param_type_name(ParamType type) {
   return "?";
 }
 
-std::string params_help(const std::string &script, const std::vector<Param> &params) {
-  std::string out = "usage: moontrace [ENGINE OPTIONS] " + script + " [SCRIPT OPTIONS]";
+// TEXT with each line indented by two spaces.
+static std::string indented(const std::string &text) {
+  std::string out = "  ";
+  for (char c : text)
+    out += c == '\n' ? std::string("\n  ") : std::string(1, c);
+  return out + "\n";
+}
+
+std::string params_help(const std::string &script, const std::vector<Param> &params,
+                        const ScriptInfo *info) {
+  std::string out;
+  if (info) {
+    out += (info->name.empty() ? script : info->name) +
+           (info->version.empty() ? "" : " " + info->version) + ": " + info->description + "\n\n";
+    if (!info->help.empty())
+      out += info->help + (info->help.back() == '\n' ? "\n" : "\n\n");
+  }
+  out += "usage: moontrace [ENGINE OPTIONS] " + script + " [SCRIPT OPTIONS]";
   for (const auto &p : params)
     if (p.positional)
       out += " [" + p.name + "]";
   out += "\n";
-  if (params.empty())
-    return out + "\nThis script has no options.\n";
-  out += "\nScript options:\n";
-  for (const auto &p : params) {
-    std::string flag = "  ";
-    std::string dashed = p.name;
-    std::replace(dashed.begin(), dashed.end(), '_', '-');
-    if (p.positional) {
-      flag += p.name;  // as the usage line names it
-    } else {
-      flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
-      flag += "--" + dashed;
+  if (params.empty()) {
+    out += "\nThis script has no options.\n";
+  } else {
+    out += "\nScript options:\n";
+    for (const auto &p : params) {
+      std::string flag = "  ";
+      std::string dashed = p.name;
+      std::replace(dashed.begin(), dashed.end(), '_', '-');
+      if (p.positional) {
+        flag += p.name;  // as the usage line names it
+      } else {
+        flag += p.short_name.empty() ? "    " : "-" + p.short_name + ", ";
+        flag += "--" + dashed;
+      }
+      if (p.type != ParamType::Bool)
+        flag += std::string(" ") + param_type_name(p.type);
+      if (flag.size() < 28)
+        flag.resize(28, ' ');
+      else
+        flag += "\n" + std::string(28, ' ');
+      out += flag + p.help;
+      if (!p.default_text.empty())
+        out += " (default: " + p.default_text + ")";
+      out += "\n";
     }
-    if (p.type != ParamType::Bool)
-      flag += std::string(" ") + param_type_name(p.type);
-    if (flag.size() < 28)
-      flag.resize(28, ' ');
-    else
-      flag += "\n" + std::string(28, ' ');
-    out += flag + p.help;
-    if (!p.default_text.empty())
-      out += " (default: " + p.default_text + ")";
-    out += "\n";
   }
+  if (!info)
+    return out;
+  auto list = [&](const char *title, const std::vector<std::string> &items) {
+    if (items.empty())
+      return;
+    out += std::string("\n") + title + ":\n";
+    for (const auto &i : items)
+      out += indented(i);
+  };
+  list("Examples", info->examples);
+  list("Requires", info->requirements);
+  list("Uses where the kernel has them", info->optional);
+  list("Not met on this kernel", info->unmet);
   return out;
 }
 

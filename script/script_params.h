@@ -34,6 +34,10 @@ std::optional<ParamType> param_type_named(const std::string &name);
 const char *param_type_name(ParamType type);
 
 // `moontrace SCRIPT --help`: usage line and one line per parameter.
-std::string params_help(const std::string &script, const std::vector<Param> &params);
+// With the script's script{} (INFO, when it has one): its name, version
+// and description first, its help and examples, then the options, then
+// what it requires of the kernel and what this kernel lacks of it.
+std::string params_help(const std::string &script, const std::vector<Param> &params,
+                        const ScriptInfo *info = nullptr);
 
 }  // namespace mt

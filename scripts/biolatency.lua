@@ -1,13 +1,18 @@
 -- biolatency: block request latency as histograms, like bcc's biolatency
---
--- Example: sudo moontrace biolatency -D 1 5    (per disk, five 1 s histograms)
--- Times each block request from its issue to the driver until it completes
--- (-Q: from when the block layer took it, queueing included) and prints a
--- log2 histogram of usecs (-m: msecs) at Ctrl-C, or every INTERVAL seconds,
--- COUNT times. Probes: a kprobe on blk_mq_start_request, else fentry there,
--- else the block_rq_issue tracepoint; block_rq_complete (-v tells which).
--- Parameters: -Q, -m, -D (a histogram per disk), -d DISK (that disk only),
--- -T (time each interval), [interval] [count].
+script{
+  name = "biolatency", version = "1.0.0",
+  description = "block request latency as histograms, like bcc's biolatency",
+  help = [[
+Times each block request from its issue to the driver until it completes
+(-Q: from when the block layer took it, queueing included) and prints a
+log2 histogram of usecs (-m: msecs) at Ctrl-C, or every INTERVAL seconds,
+COUNT times. Probes: a kprobe on blk_mq_start_request, else fentry there,
+else the block_rq_issue tracepoint; block_rq_complete (-v tells which).]],
+  examples = { "sudo moontrace biolatency -D 1 5    (per disk, five 1 s histograms)" },
+  requires = { api = 1, probes = { { "kprobe:blk_mq_start_request", "fentry:blk_mq_start_request",
+                           "tp_btf:block_rq_issue", "tracepoint:block:block_rq_issue" },
+                         { "tp_btf:block_rq_complete", "tracepoint:block:block_rq_complete" } } },
+}
 
 local blockio = require "blockio"
 

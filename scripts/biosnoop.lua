@@ -1,13 +1,19 @@
 -- biosnoop: one line per block request, like bcc's biosnoop
---
--- Example: sudo moontrace biosnoop -d nvme0n1
--- Prints a line as each request completes: TIME(s) since the first, the
--- COMM and PID that issued it, its DISK, T (R read, W write, F flush, D
--- discard), SECTOR, BYTES and LAT(ms) from its issue to the driver until
--- done; -Q adds QUE(ms), the time it waited in the block layer before.
--- Probes: a kprobe on blk_mq_start_request, else fentry there, else the
--- block_rq_issue tracepoint; block_rq_complete (-v tells which).
--- Parameters: -Q, -d DISK (that disk only).
+script{
+  name = "biosnoop", version = "1.0.0",
+  description = "one line per block request, like bcc's biosnoop",
+  help = [[
+Prints a line as each request completes: TIME(s) since the first, the
+COMM and PID that issued it, its DISK, T (R read, W write, F flush, D
+discard), SECTOR, BYTES and LAT(ms) from its issue to the driver until
+done; -Q adds QUE(ms), the time it waited in the block layer before.
+Probes: a kprobe on blk_mq_start_request, else fentry there, else the
+block_rq_issue tracepoint; block_rq_complete (-v tells which).]],
+  examples = { "sudo moontrace biosnoop -d nvme0n1" },
+  requires = { api = 1, probes = { { "kprobe:blk_mq_start_request", "fentry:blk_mq_start_request",
+                           "tp_btf:block_rq_issue", "tracepoint:block:block_rq_issue" },
+                         { "tp_btf:block_rq_complete", "tracepoint:block:block_rq_complete" } } },
+}
 
 local blockio = require "blockio"
 

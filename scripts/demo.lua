@@ -1,7 +1,11 @@
 -- demo: every io_uring completion of the traced program, with its result
---
--- Example: sudo moontrace -c 'build/tests/nop_storm 8' demo
--- Prints one line per completion: the user_data and result the kernel gave.
+script{
+  name = "demo", version = "1.0.0",
+  description = "every io_uring completion of the traced program, with its result",
+  help = "Prints one line per completion: the user_data and result the kernel gave.",
+  examples = { "sudo moontrace -c 'build/tests/nop_storm 8' demo" },
+  requires = { api = 1, probes = { "tracepoint:io_uring:io_uring_complete" } },
+}
 
 local min_res = param("min_res", { type = "int", default = -4096,
                                    help = "only completions whose result is at least this" })

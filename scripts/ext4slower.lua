@@ -1,13 +1,17 @@
 -- ext4slower: ext4 operations slower than a threshold, like bcc's ext4slower
---
--- Example: sudo moontrace ext4slower 1    (slower than 1 ms; 0 shows all)
--- One line per ext4 read, write, open or fsync that took at least MIN_MS
--- milliseconds (default 10): TIME, COMM, PID, T (R read, W write, O open,
--- S fsync), BYTES, OFF_KB, LAT(ms) and FILENAME. Probes ext4_file_read_iter,
--- ext4_file_write_iter, ext4_file_open and ext4_sync_file with kprobes,
--- else fentry; syncs also through ext4's sync_file tracepoints. What this
--- kernel cannot trace is named on stderr, and the rest traced.
--- Parameters: -p PID, [min_ms].
+script{
+  name = "ext4slower", version = "1.0.0",
+  description = "ext4 operations slower than a threshold, like bcc's ext4slower",
+  help = [[
+One line per ext4 read, write, open or fsync that took at least MIN_MS
+milliseconds (default 10): TIME, COMM, PID, T (R read, W write, O open,
+S fsync), BYTES, OFF_KB, LAT(ms) and FILENAME. Probes ext4_file_read_iter,
+ext4_file_write_iter, ext4_file_open and ext4_sync_file with kprobes,
+else fentry; syncs also through ext4's sync_file tracepoints. What this
+kernel cannot trace is named on stderr, and the rest traced.]],
+  examples = { "sudo moontrace ext4slower 1    (slower than 1 ms; 0 shows all)" },
+  requires = { api = 1 },
+}
 
 local kfunc = require "kfunc"
 

@@ -1,33 +1,37 @@
 -- iostack: where IO time goes, layer by layer: system calls, vfs, ext4, block
---
--- Example: sudo moontrace iostack -T all -p 1234 -d nvme0n1
--- A latency histogram (nsecs; -m: msecs) per operation of each layer, and a
--- table of their counts and summed time, at Ctrl-C (or when -c's command
--- exits), like IOStackBreakdown:
---   syscall  read (read, pread64), write (write, pwrite64), open (open,
---            openat), fsync (fsync, fdatasync): their tracepoints
---   vfs      vfs_read, vfs_write, vfs_open, vfs_fsync_range (which vfs_fsync
---            calls, and fsync(2) where vfs_fsync is inlined): kprobes, else fentry
---   ext4     ext4_file_read_iter, ext4_file_write_iter, ext4_file_open,
---            ext4_sync_file: kprobes, else fentry; sync also through ext4's
---            sync_file tracepoints; where read and write cannot be timed,
---            iomap_dio (a direct read or write the caller waits for, iomap's
---            tracepoints) and ext4_write_begin (a buffered write's copy into
---            one folio, ext4's write_begin to write_end) stand in
---   blk      each request from its issue to the driver until done (-Q: from
---            when the block layer took it): a kprobe on blk_mq_start_request,
---            else fentry, else block_rq_issue; block_rq_complete
--- What this kernel cannot trace is named on stderr, and the rest traced
--- (-v tells which probes were chosen). -p keeps one process's system calls,
--- vfs and ext4 operations (not its children's); block requests are kept by
--- disk (-d), as whoever issues them, often a kernel thread, is not the
--- process that caused them.
--- With -o FILE.fxt (or .fxt.gz) it also writes a trace for Perfetto: each
--- operation as a slice on its thread, nested as the layers call each other
--- (syscall > vfs > ext4), and each block request as a slice on its disk's
--- track under "block devices", with an arrow from a blk_issue mark on the
--- thread that issued it.
--- Parameters: -T syscall|vfs|ext4|blk|all, -p PID, -d DISK, -Q, -m.
+script{
+  name = "iostack", version = "1.0.0",
+  description = "where IO time goes, layer by layer: system calls, vfs, ext4, block",
+  help = [[
+A latency histogram (nsecs; -m: msecs) per operation of each layer, and a
+table of their counts and summed time, at Ctrl-C (or when -c's command
+exits), like IOStackBreakdown:
+  syscall  read (read, pread64), write (write, pwrite64), open (open,
+           openat), fsync (fsync, fdatasync): their tracepoints
+  vfs      vfs_read, vfs_write, vfs_open, vfs_fsync_range (which vfs_fsync
+           calls, and fsync(2) where vfs_fsync is inlined): kprobes, else fentry
+  ext4     ext4_file_read_iter, ext4_file_write_iter, ext4_file_open,
+           ext4_sync_file: kprobes, else fentry; sync also through ext4's
+           sync_file tracepoints; where read and write cannot be timed,
+           iomap_dio (a direct read or write the caller waits for, iomap's
+           tracepoints) and ext4_write_begin (a buffered write's copy into
+           one folio, ext4's write_begin to write_end) stand in
+  blk      each request from its issue to the driver until done (-Q: from
+           when the block layer took it): a kprobe on blk_mq_start_request,
+           else fentry, else block_rq_issue; block_rq_complete
+What this kernel cannot trace is named on stderr, and the rest traced
+(-v tells which probes were chosen). -p keeps one process's system calls,
+vfs and ext4 operations (not its children's); block requests are kept by
+disk (-d), as whoever issues them, often a kernel thread, is not the
+process that caused them.
+With -o FILE.fxt (or .fxt.gz) it also writes a trace for Perfetto: each
+operation as a slice on its thread, nested as the layers call each other
+(syscall > vfs > ext4), and each block request as a slice on its disk's
+track under "block devices", with an arrow from a blk_issue mark on the
+thread that issued it.]],
+  examples = { "sudo moontrace iostack -T all -p 1234 -d nvme0n1" },
+  requires = { api = 1 },
+}
 
 local kfunc = require "kfunc"
 local blockio = require "blockio"

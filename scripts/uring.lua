@@ -1,24 +1,34 @@
 -- uring: how each io_uring request travels through the kernel, for Perfetto
---
--- Example: sudo moontrace -c 'fio --ioengine=io_uring ...' uring
---          then open uring.fxt in https://ui.perfetto.dev
--- Draws, per thread: a slice for every io_uring_setup, io_uring_register and
--- io_uring_enter call, and one for every hop of a request (submit, naming
--- it, then file_get, queue_async_work, poll_arm, task_add, defer, link,
--- fail_link, req_failed, complete, with what is their own) joined by a flow,
--- and a flow along each chain of linked requests. io-workers and SQ poll
--- threads get tracks of their own, with when they ran. Each ring has a
--- track under its process, with counters of requests in flight and of the
--- submission and completion queues at every io_uring_enter, a "reaped"
--- mark when the application consumed completions since its last enter, and
--- an "overflow" mark for each completion that found the queue full. At
--- exit, a summary on stderr (JSON with -f json): per opcode and path
--- (inline, poll, io-worker, retried) the requests and their p50/p99 latency,
--- requests per enter, io-workers seen, overflowed completions and events
--- lost, then findings. Without -c or -p it traces every ring created while
--- it runs, until Ctrl-C.
--- Parameters: --sample PERCENT, --all_rings; -o FILE names the trace.
 -- Over 500 lines: its views share their maps and helpers, so they are one script.
+script{
+  name = "uring", version = "1.0.0",
+  description = "how each io_uring request travels through the kernel, for Perfetto",
+  help = [[
+Open the trace (uring.fxt, or -o FILE) in https://ui.perfetto.dev.
+Draws, per thread: a slice for every io_uring_setup, io_uring_register and
+io_uring_enter call, and one for every hop of a request (submit, naming
+it, then file_get, queue_async_work, poll_arm, task_add, defer, link,
+fail_link, req_failed, complete, with what is their own) joined by a flow,
+and a flow along each chain of linked requests. io-workers and SQ poll
+threads get tracks of their own, with when they ran. Each ring has a
+track under its process, with counters of requests in flight and of the
+submission and completion queues at every io_uring_enter, a "reaped"
+mark when the application consumed completions since its last enter, and
+an "overflow" mark for each completion that found the queue full. At
+exit, a summary on stderr (JSON with -f json): per opcode and path
+(inline, poll, io-worker, retried) the requests and their p50/p99 latency,
+requests per enter, io-workers seen, overflowed completions and events
+lost, then findings. Without -c or -p it traces every ring created while
+it runs, until Ctrl-C.]],
+  examples = { "sudo moontrace -c 'fio --ioengine=io_uring ...' uring" },
+  requires = { api = 1, kernel = "6.1", features = { "btf" },
+               probes = { "tracepoint:io_uring:io_uring_create",
+                          { "tracepoint:io_uring:io_uring_submit_req",
+                            "tracepoint:io_uring:io_uring_submit_sqe" },
+                          "tracepoint:io_uring:io_uring_complete" },
+               optional = { "fentry:io_issue_sqe", "kprobe:io_issue_sqe" } },
+}
+
 local sample = param("sample", { type = "uint", default = 100,
   help = "percent of requests to trace (1-100), decided once at submission" })
 param("all_rings", { type = "bool", default = false,

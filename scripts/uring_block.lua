@@ -1,16 +1,25 @@
 -- uring_block: the io_uring trace, with each direct read's or write's block requests in its flow
---
--- Example: sudo moontrace -c 'fio --direct=1 --ioengine=io_uring ...' uring_block
--- Everything `uring` draws, and for an O_DIRECT read or write through
--- iomap (ext4, xfs), each block request it issued: a `block_issue` slice
--- when the driver takes it and a `block_complete` slice when it is done,
--- on the disk's own track under "block devices", both on the request's
--- arrow from its submit to its completion. Parameters: those of `uring`.
--- Probes: tp_btf iomap_dio_rw_begin, iomap_dio_rw_queued,
--- iomap_dio_complete (on kernels without them: a kprobe, or fentry, on
--- __iomap_dio_rw, and its return), block_bio_queue, block_rq_issue,
--- block_rq_complete; io_uring_submit_req. An io-worker's entry left by a
--- direct I/O that gave up early lasts until its next direct I/O.
+script{
+  name = "uring_block", version = "1.0.0",
+  description = "the io_uring trace, with each direct read's or write's block requests in its flow",
+  help = [[
+Everything `uring` draws, and for an O_DIRECT read or write through
+iomap (ext4, xfs), each block request it issued: a `block_issue` slice
+when the driver takes it and a `block_complete` slice when it is done,
+on the disk's own track under "block devices", both on the request's
+arrow from its submit to its completion. Parameters: those of `uring`.
+Probes: tp_btf iomap_dio_rw_begin, iomap_dio_rw_queued,
+iomap_dio_complete (on kernels without them: a kprobe, or fentry, on
+__iomap_dio_rw, and its return), block_bio_queue, block_rq_issue,
+block_rq_complete; io_uring_submit_req. An io-worker's entry left by a
+direct I/O that gave up early lasts until its next direct I/O.]],
+  examples = { "sudo moontrace -c 'fio --direct=1 --ioengine=io_uring ...' uring_block" },
+  requires = { api = 1, kernel = "6.1", features = { "btf" },
+               probes = { { "tp_btf:iomap_dio_rw_begin", "kprobe:__iomap_dio_rw",
+                            "fentry:__iomap_dio_rw" },
+                          "tp_btf:block_bio_queue", "tp_btf:block_rq_issue",
+                          "tp_btf:block_rq_complete" } },
+}
 
 local uring = require "uring"
 local c = require("ctemplate").c

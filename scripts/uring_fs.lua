@@ -1,22 +1,30 @@
 -- uring_fs: the io_uring trace, with the filesystem and page cache work of each buffered request
---
--- Example: sudo moontrace -c 'fio --ioengine=io_uring ...' uring_fs
--- Everything `uring` draws, and what a buffered read, write or fsync does
--- in the filesystem (ext4) and the page cache, drawn on the thread that
--- issues the request (its io-worker, or the submitting task inline),
--- nested under the io-worker's stint or the io_uring_enter call, each a
--- step of the request's flow:
---   read_iter, write_iter  ext4's file read and write, from entry to return
---                          (where the kernel has kprobes or fentry)
---   write_begin            a write copying into one folio of the page cache:
---                          ext4's (da_)write_begin to write_end
---   fsync                  ext4_sync_file, from enter to exit
---   get_pages              a read finding its pages in the page cache
---   readahead              a read starting to read pages in
--- A read that had to wait for its pages is issued again from task work
--- once they came in; on a kernel where no probe sees io_issue_sqe, that
--- second issue's work is not drawn (see uring.current() in the README).
--- Parameters: those of `uring`.
+script{
+  name = "uring_fs", version = "1.0.0",
+  description = "the io_uring trace, with the filesystem and page cache work of each buffered request",
+  help = [[
+Everything `uring` draws, and what a buffered read, write or fsync does
+in the filesystem (ext4) and the page cache, drawn on the thread that
+issues the request (its io-worker, or the submitting task inline),
+nested under the io-worker's stint or the io_uring_enter call, each a
+step of the request's flow:
+  read_iter, write_iter  ext4's file read and write, from entry to return
+                         (where the kernel has kprobes or fentry)
+  write_begin            a write copying into one folio of the page cache:
+                         ext4's (da_)write_begin to write_end
+  fsync                  ext4_sync_file, from enter to exit
+  get_pages              a read finding its pages in the page cache
+  readahead              a read starting to read pages in
+A read that had to wait for its pages is issued again from task work
+once they came in; on a kernel where no probe sees io_issue_sqe, that
+second issue's work is not drawn (see uring.current() in the README).]],
+  examples = { "sudo moontrace -c 'fio --ioengine=io_uring ...' uring_fs" },
+  requires = { api = 1, kernel = "6.1", features = { "btf" },
+               optional = { "kprobe:ext4_file_read_iter", "kprobe:ext4_file_write_iter",
+                            "tracepoint:ext4:ext4_da_write_begin", "tracepoint:ext4:ext4_sync_file_enter",
+                            "tracepoint:filemap:mm_filemap_get_pages",
+                            "tracepoint:readahead:page_cache_sync_ra" } },
+}
 
 local uring = require "uring"
 local kfunc = require "kfunc"

@@ -1,17 +1,22 @@
 -- vfsstat: vfs operations per second, like bcc's vfsstat
---
--- Example: sudo moontrace vfsstat 1 10
--- Counts calls of vfs_read, vfs_write, vfs_fsync_range (vfs_fsync calls it;
--- fsync(2) too, where vfs_fsync is inlined), vfs_open and vfs_create
--- (kprobes, else fentry) and prints them per second every INTERVAL seconds
--- (default 1), COUNT times (default: until Ctrl-C), then the totals of the
--- whole run. Where this kernel has neither probe kind, it counts the system
--- calls that reach each function instead, and says so: read and pread64;
--- write and pwrite64; fsync and fdatasync; open, openat, openat2 and creat
--- that succeed; mknod and mknodat of regular files (open(O_CREAT) creates
--- through the filesystem directly, not vfs_create, on both). vfs_open also
--- counts the kernel's own opens (exec opens the program).
--- Parameters: [interval] [count]; -p/-c (engine options) keep one process.
+script{
+  name = "vfsstat", version = "1.0.0",
+  description = "vfs operations per second, like bcc's vfsstat",
+  help = [[
+Counts calls of vfs_read, vfs_write, vfs_fsync_range (vfs_fsync calls it;
+fsync(2) too, where vfs_fsync is inlined), vfs_open and vfs_create
+(kprobes, else fentry) and prints them per second every INTERVAL seconds
+(default 1), COUNT times (default: until Ctrl-C), then the totals of the
+whole run. Where this kernel has neither probe kind, it counts the system
+calls that reach each function instead, and says so: read and pread64;
+write and pwrite64; fsync and fdatasync; open, openat, openat2 and creat
+that succeed; mknod and mknodat of regular files (open(O_CREAT) creates
+through the filesystem directly, not vfs_create, on both). vfs_open also
+counts the kernel's own opens (exec opens the program). -p/-c (engine
+options) keep one process.]],
+  examples = { "sudo moontrace vfsstat 1 10" },
+  requires = { api = 1 },
+}
 
 local interval = param("interval", { type = "uint", default = 1, positional = true,
   help = "seconds between lines" })

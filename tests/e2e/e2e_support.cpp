@@ -293,6 +293,14 @@ std::vector<std::string> lines(const std::string &text) {
   return out;
 }
 
+std::vector<std::string> words(const std::string &line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
 bool contains(const std::string &text, const std::string &needle) {
   return text.find(needle) != std::string::npos;
 }

@@ -96,6 +96,7 @@ std::vector<uint64_t> values_of(const std::string &text, const std::string &key)
 // first, first+step, ... up to last.
 std::vector<uint64_t> sequence(uint64_t first, uint64_t last, uint64_t step = 1);
 std::vector<std::string> lines(const std::string &text);
+std::vector<std::string> words(const std::string &line);  // split at whitespace
 bool contains(const std::string &text, const std::string &needle);
 
 // Exit code 1 and exactly one stderr line "moontrace: ..." holding every needle.

@@ -27,14 +27,6 @@ struct FileOps {
   int opens = 3, reads = 5, writes = 4, fsyncs = 2, creates = 2, bytes = 8192, direct_reads = 6;
 };
 
-std::vector<std::string> words(const std::string &line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;)
-    out.push_back(w);
-  return out;
-}
-
 char process_state(pid_t pid) {
   std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
   size_t paren = stat.rfind(')');

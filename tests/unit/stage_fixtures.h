@@ -50,6 +50,7 @@ class FakeKernel : public KernelFacts {
   const KernelBtf *btf() override { return nullptr; }
   bool has_kprobes() override { return false; }
   std::string fentry_unavailable_reason() override { return "refused"; }
+  std::string release() override { return "5.10.0-test"; }
 };
 
 inline Declaration complete_declaration(const std::string &filter, const std::string &capture) {
