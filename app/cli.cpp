@@ -13,20 +13,23 @@
 #include "common/embedded_files.h"
 #include "common/error.h"
 #include "run/child_process.h"
+#include "script/script_search.h"
 
 namespace mt {
 
 const char *usage_text() {
   return R"(usage: moontrace [ENGINE OPTIONS] SCRIPT [SCRIPT OPTIONS] [+ SCRIPT [SCRIPT OPTIONS]]...
        moontrace SCRIPT --help     what a script shows, its options and examples
-       moontrace list              list the shipped scripts
+       moontrace list              list the scripts there are by name
        moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
                                    (--json: as JSON), up to where it is damaged
 
 moontrace runs a Lua script that declares kernel probes, compiles them to
 BPF in-process, attaches them and runs the script's handlers on the events.
-SCRIPT is a Lua file (at most 16 MiB), or the name of a shipped script
-(e.g. demo). Scripts joined by '+' run in one session and one trace
+SCRIPT is a Lua file (at most 16 MiB), or the name of a script on the
+search path: MOONTRACE_PATH, ~/.config/moontrace/scripts,
+/etc/moontrace/scripts, then the shipped ones (e.g. demo). Scripts joined
+by '+' run in one session and one trace
 (e.g. uring + blk.lua), each with its own options.
 
 Engine options (before SCRIPT):
@@ -60,9 +63,9 @@ Engine options (before SCRIPT):
   -V, --version         show the version
 
 Environment:
-  MOONTRACE_PATH        extra directories (':'-separated) for require;
-                        modules there, like scripts, must be changeable
-                        only by root, you or the sudo user
+  MOONTRACE_PATH        directories (':'-separated) of scripts to run by
+                        name and of modules for require; files there must
+                        be changeable only by root, you or the sudo user
   MOONTRACE_CACHE       compiled-object cache, a 0700 directory of yours
                         (default $XDG_CACHE_HOME/moontrace, else
                         .cache/moontrace in your passwd home, not $HOME)
@@ -212,20 +215,18 @@ Options parse_command_line(int argc, char **argv) {
   return o;
 }
 
-std::string shipped_scripts_text() {
-  std::string out;
-  for (const auto &f : kScriptFiles) {
-    std::string text = f.content;
-    std::string first = text.substr(0, text.find('\n'));
-    if (first.rfind("--", 0) == 0)
-      first = first.substr(first.find_first_not_of("- "));
-    std::string name = f.name;
-    name = name.substr(0, name.size() - 4);
-    if (first.rfind(name + ": ", 0) == 0)  // "-- demo: what it does"
-      first = first.substr(name.size() + 2);
-    char line[256];
-    std::snprintf(line, sizeof line, "%-12s ", name.c_str());
-    out += line + first + "\n";
+std::string scripts_text(const std::vector<FoundScript> &scripts) {
+  std::string out, runs;  // runs: where the script that runs by the current name is
+  for (size_t i = 0; i < scripts.size(); i++) {
+    const FoundScript &f = scripts[i];
+    std::string where = f.shipped ? "shipped" : f.path;
+    bool hidden = i > 0 && scripts[i - 1].name == f.name;
+    if (!hidden)
+      runs = where;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-12s %-8s ", f.name.c_str(),
+                  f.version.empty() ? "-" : f.version.c_str());
+    out += line + f.description + "  [" + where + (hidden ? ", hidden by " + runs : "") + "]\n";
   }
   return out;
 }

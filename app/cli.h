@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "script/script_search.h"
+
 namespace mt {
 
 struct Options {
@@ -38,6 +40,8 @@ Options parse_command_line(int argc, char **argv);
 
 const char *usage_text();
 // `moontrace list`: each shipped script and the first line of its help.
-std::string shipped_scripts_text();
+// `moontrace list`: each script by name, version, description and where
+// it is (all_scripts(): in search order; one hidden by another says so).
+std::string scripts_text(const std::vector<FoundScript> &scripts);
 
 }  // namespace mt

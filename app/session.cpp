@@ -50,6 +50,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A script run by name that hides others of its name is said, not silent.
+void report_hidden(const ScriptSource &source) {
+  std::string hidden;
+  for (const auto &h : source.hides)
+    hidden += (hidden.empty() ? "" : ", ") + h;
+  if (!hidden.empty())
+    std::fprintf(stderr, "moontrace: running %s, which hides %s (run that by its path)\n",
+                 source.path.c_str(), hidden.c_str());
+}
+
 int run(const Options &options) {
   if (options.help) {
     std::fputs(usage_text(), stdout);
@@ -60,7 +70,7 @@ int run(const Options &options) {
     return 0;
   }
   if (options.list_scripts) {
-    std::fputs(shipped_scripts_text().c_str(), stdout);
+    std::fputs(scripts_text(all_scripts()).c_str(), stdout);
     return 0;
   }
   if (!options.dump_file.empty())
@@ -80,9 +90,11 @@ int run(const Options &options) {
   Output output;
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
-  SandboxOptions sandbox{options.unsafe, module_dirs_for(options.script)};
+  ScriptSource source = load_script_source(options.script);
+  report_hidden(source);
+  SandboxOptions sandbox{options.unsafe, module_dirs_for(source.path)};
   KernelFacts kernel;
-  LuaScript script(load_script_source(options.script), sandbox, args, output);
+  LuaScript script(std::move(source), sandbox, args, output);
   script.set_kernel_facts(&kernel);
   script.set_output_path(options.output);
   // Scripts joined by '+': one declaration, each script its own options.
@@ -92,15 +104,13 @@ int run(const Options &options) {
   for (const auto &m : options.more_scripts) {
     help = help || more_args.emplace_back(m.args).wants_help();
     more.push_back({load_script_source(m.script), &more_args.back()});
+    report_hidden(more.back().source);
   }
+  script.set_help(help);
   script.declare(more);
   const Declaration &decl = script.declaration();
   if (help) {
-    const ScriptInfo *info = nullptr;
-    for (const auto &i : decl.scripts)
-      if (i.path == script.source().path)
-        info = &i;
-    std::fputs(params_help(options.script, decl.params, info).c_str(), stdout);
+    std::fputs(session_help(options.script, script.source().path, decl).c_str(), stdout);
     return 0;
   }
   // Files open before anything is attached, under temporary names until

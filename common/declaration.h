@@ -44,8 +44,9 @@ struct Param {
   bool positional = false;  // given by place, after the options: "biolatency 1 10"
   ParamType type = ParamType::Int;
   std::string help;
-  std::string default_text;  // as typed on the command line
-  ParamValue value;          // after command-line parsing
+  std::string default_text;          // as typed on the command line
+  std::vector<std::string> choices;  // the values it may take, as typed; empty: any
+  ParamValue value;                  // after command-line parsing
   ScriptLocation where;
 };
 

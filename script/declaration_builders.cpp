@@ -645,9 +645,23 @@ struct LuaDeclarationBuilders : LuaApi {
     if (!p.positional && s.decl_.params.size() > s.first_param_ && s.decl_.params.back().positional)
       return luaL_error(L, "parameter '%s': declare options before positional parameters",
                         p.name.c_str());
+    lua_getfield(L, 2, "choices");
+    if (!lua_isnil(L, -1)) {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      for (lua_Integer n = 1; lua_rawgeti(L, -1, n) != LUA_TNIL; n++) {
+        if (!lua_isstring(L, -1))  // a number too
+          return luaL_error(L, "parameter '%s': choices are strings or numbers", p.name.c_str());
+        p.choices.push_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+      if (p.choices.empty() || p.type == ParamType::Bool)
+        return luaL_error(L, "parameter '%s': choices are a list of values, for a non-bool",
+                          p.name.c_str());
+    }
     raising_errors(L, [&] {
       try {
-        parse_param(p.type, p.default_text);
+        check_choice(p, parse_param(p.type, p.default_text));
       } catch (const Error &e) {
         throw Error("parameter '" + p.name + "': bad default '" + p.default_text +
                     "': " + e.what());

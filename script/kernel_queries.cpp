@@ -27,9 +27,7 @@ struct LuaKernelQueries : LuaApi {
     ScriptLocation where = caller(L);
     std::vector<std::string> reasons;
     std::optional<Alternative> chosen = first_available_or_raise(L, s, names, reasons);
-    std::string why;
-    for (size_t i = 0; i < reasons.size(); i++)
-      why += (i ? "; " : "") + reasons[i];
+    std::string why = joined(reasons);
     std::string note = where.file + ":" + std::to_string(where.line) + ": available: ";
     note += chosen ? names[chosen->index] : "none";
     s.notes_.push_back(note + (why.empty() ? "" : " (skipped " + why + ")"));
@@ -86,11 +84,8 @@ struct LuaKernelQueries : LuaApi {
     std::vector<std::string> reasons;
     std::optional<Alternative> chosen = first_available_or_raise(L, s, names, reasons);
     if (!chosen || chosen->probes.empty()) {
-      std::string why;
-      for (size_t i = 0; i < reasons.size(); i++)
-        why += (i ? "; " : "") + reasons[i];
       lua_pushnil(L);
-      lua_pushstring(L, why.c_str());
+      lua_pushstring(L, joined(reasons).c_str());
       return 2;
     }
     const ResolvedProbe &rp = chosen->probes[0];

@@ -3,8 +3,9 @@
 // themselves are grouped by job, a file each: declaration_builders.cpp
 // (probe, map, count{}..., latency, param, fxt), kernel_queries.cpp
 // (available, has_field, arguments, disk, ncpus), host_functions.cpp
-// (print, printf, notice, report, exit, lost, strftime) and map_handles.cpp
-// (what map and aggregation handles do while tracing).
+// (print, printf, notice, report, exit, lost, strftime), script_info.cpp
+// (script{}) and map_handles.cpp (what map and aggregation handles do
+// while tracing).
 #pragma once
 #include <cstddef>
 #include <cstdlib>
@@ -24,6 +25,14 @@ inline constexpr const char *kSelfKey = "moontrace.script";
 inline constexpr size_t kMaxExpressionBytes = 16 << 10;
 inline constexpr const char *kAggregationType = "moontrace.aggregation";
 inline constexpr const char *kMapType = "moontrace.map";
+
+// Reasons joined with "; ".
+inline std::string joined(const std::vector<std::string> &reasons) {
+  std::string out;
+  for (const auto &r : reasons)
+    out += (out.empty() ? "" : "; ") + r;
+  return out;
+}
 
 // An optional string field of the table at `t`.
 inline std::string optional_string(lua_State *L, int t, const char *field,

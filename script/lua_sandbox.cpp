@@ -12,10 +12,73 @@
 #include "common/embedded_files.h"
 #include "common/error.h"
 #include "script/script_file.h"
+#include "script/script_search.h"
 
 namespace mt {
 
 namespace {
+
+// The files along `path` (Lua's "dir/?.lua;..." templates) that exist for
+// module `name` ("a.b" is a/b), in order; in `tried` the files that do
+// not, as package.searchpath words them.
+std::vector<std::string> find_modules(const std::string &name, const std::string &path,
+                                      std::string &tried) {
+  std::string relative = name;
+  for (auto &c : relative)
+    if (c == '.')
+      c = '/';
+  std::vector<std::string> found;
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find(';', start);
+    if (end == std::string::npos)
+      end = path.size();
+    std::string file = path.substr(start, end - start);
+    start = end + 1;
+    for (size_t q; (q = file.find('?')) != std::string::npos;)
+      file.replace(q, 1, relative);
+    struct stat st;
+    if (!file.empty() && stat(file.c_str(), &st) == 0)
+      found.push_back(file);
+    else
+      tried += (tried.empty() ? "no file '" : "\n\tno file '") + file + "'";
+  }
+  return found;
+}
+
+// The module files for `name` along package.path, in order.
+std::vector<std::string> module_files(lua_State *L, const std::string &name, std::string &tried) {
+  lua_getglobal(L, LUA_LOADLIBNAME);
+  lua_getfield(L, -1, "path");
+  std::vector<std::string> found =
+      find_modules(name, lua_tostring(L, -1) ? lua_tostring(L, -1) : "", tried);
+  lua_pop(L, 2);
+  return found;
+}
+
+// When `require name` gets `used` and `hidden` are modules of that name
+// too: a line for the script's notices, kept in the registry's
+// kShadowedKey list.
+void note_hidden(lua_State *L, const std::string &name, const std::string &used,
+                 const std::vector<std::string> &hidden) {
+  if (hidden.empty())
+    return;
+  std::string others;
+  for (const auto &h : hidden)
+    others += (others.empty() ? "" : ", ") + h;
+  luaL_where(L, 2);  // the require's line: level 1 is require itself
+  lua_pushfstring(L, "require '%s' gets %s, which hides %s", name.c_str(), used.c_str(),
+                  others.c_str());
+  lua_concat(L, 2);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kShadowedKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kShadowedKey);
+  }
+  lua_insert(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+}
 
 // package.searchers entry for the stdlib built into the binary, and the
 // shipped scripts: `require "uring"` adds uring.lua's probes and drawings
@@ -33,35 +96,12 @@ int search_stdlib(lua_State *L) {
     lua_pushfstring(L, "no built-in module '%s'", name.c_str());
     return 1;
   }
-  std::string chunk = "@" + std::string(folder) + name + ".lua";
+  std::string chunk = "@" + std::string(folder) + name + ".lua", tried;
+  note_hidden(L, name, "moontrace's own " + chunk.substr(1), module_files(L, name, tried));
   if (luaL_loadbufferx(L, source, std::strlen(source), chunk.c_str(), "t") != LUA_OK)
     return lua_error(L);
   lua_pushstring(L, chunk.c_str() + 1);
   return 2;
-}
-
-// The first file along `path` (Lua's "dir/?.lua;..." templates) that
-// exists for module `name` ("a.b" is a/b), or "" and in `tried` the files
-// that do not, as package.searchpath words them.
-std::string find_module(const std::string &name, const std::string &path, std::string &tried) {
-  std::string relative = name;
-  for (auto &c : relative)
-    if (c == '.')
-      c = '/';
-  for (size_t start = 0; start <= path.size();) {
-    size_t end = path.find(';', start);
-    if (end == std::string::npos)
-      end = path.size();
-    std::string file = path.substr(start, end - start);
-    start = end + 1;
-    for (size_t q; (q = file.find('?')) != std::string::npos;)
-      file.replace(q, 1, relative);
-    struct stat st;
-    if (!file.empty() && stat(file.c_str(), &st) == 0)
-      return file;
-    tried += (tried.empty() ? "no file '" : "\n\tno file '") + file + "'";
-  }
-  return "";
 }
 
 // package.searchers entry for Lua files along package.path. Unlike Lua's
@@ -70,23 +110,19 @@ std::string find_module(const std::string &name, const std::string &path, std::s
 // user can change (see trusted_path.h).
 int search_text_files(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
-  lua_getglobal(L, LUA_LOADLIBNAME);
-  lua_getfield(L, -1, "path");
   // Found by stat(), not by opening as package.searchpath does: opening a
   // FIFO planted where modules are looked for would wait for its writer.
   {
     std::string tried;
-    std::string found = find_module(name, lua_tostring(L, -1) ? lua_tostring(L, -1) : "", tried);
+    std::vector<std::string> found = module_files(L, name, tried);
     if (found.empty()) {
-      lua_pushnil(L);
       lua_pushstring(L, tried.c_str());
-    } else {
-      lua_pushstring(L, found.c_str());
-      lua_pushnil(L);
+      return 1;
     }
+    note_hidden(L, name, found[0], {found.begin() + 1, found.end()});
+    lua_pushstring(L, found[0].c_str());
+    lua_pushnil(L);
   }
-  if (lua_isnil(L, -2))
-    return 1;
   // C++ objects live in this block only: lua_error() longjmps past frames.
   bool loaded;
   {
@@ -204,20 +240,9 @@ const char *embedded_lua(const std::string &file_name, const std::vector<Embedde
 }
 
 std::vector<std::string> module_dirs_for(const std::string &script_path) {
-  std::vector<std::string> dirs;
+  std::vector<std::string> dirs = moontrace_path();
   size_t slash = script_path.rfind('/');
-  dirs.push_back(slash == std::string::npos ? "." : script_path.substr(0, slash));
-  if (const char *path = std::getenv("MOONTRACE_PATH")) {
-    std::string all = path;
-    for (size_t start = 0; start <= all.size();) {
-      size_t colon = all.find(':', start);
-      if (colon == std::string::npos)
-        colon = all.size();
-      if (colon > start)
-        dirs.push_back(all.substr(start, colon - start));
-      start = colon + 1;
-    }
-  }
+  dirs.insert(dirs.begin(), slash == std::string::npos ? "." : script_path.substr(0, slash));
   return dirs;
 }
 

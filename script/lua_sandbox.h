@@ -26,6 +26,10 @@ void close_sandboxed_state(lua_State *L);
 // than its N MiB of Lua memory", or "" if the state was not at its limit.
 std::string memory_refusal(lua_State *L);
 
+// The registry's list of lines saying which modules in the module
+// directories a built-in module of the same name hid.
+inline constexpr const char *kShadowedKey = "moontrace.shadowed";
+
 // Directories for `require`: the script's own, then each of MOONTRACE_PATH.
 std::vector<std::string> module_dirs_for(const std::string &script_path);
 

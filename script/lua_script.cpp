@@ -16,6 +16,7 @@
 #include "script/lua_sandbox.h"
 #include "script/script_file.h"
 #include "script/script_params.h"
+#include "script/script_search.h"
 
 namespace mt {
 
@@ -28,6 +29,19 @@ Error lua_error_to_one_line(lua_State *L, const std::string &message) {
   if (message == "not enough memory")
     if (std::string refusal = memory_refusal(L); !refusal.empty())
       return Error(refusal);
+  // require's "module 'x' not found:\n\tno file 'a'\n\t...": where it
+  // looked is what the user needs, so it stays on the line.
+  if (message.find("' not found:\n\t") != std::string::npos) {
+    std::string line;
+    for (size_t i = 0; i < message.size(); i++)
+      if (message.compare(i, 2, "\n\t") == 0) {
+        line += line.back() == ':' ? " " : "; ";
+        i++;
+      } else {
+        line += message[i];
+      }
+    return Error(line);
+  }
   size_t newline = message.find('\n');
   if (newline == std::string::npos)
     return Error(message);
@@ -37,19 +51,33 @@ Error lua_error_to_one_line(lua_State *L, const std::string &message) {
 }  // namespace
 
 ScriptSource load_script_source(const std::string &name) {
-  std::string builtin =
-      name.size() > 4 && name.substr(name.size() - 4) == ".lua" ? name : name + ".lua";
-  const char *shipped =
-      name.find('/') == std::string::npos ? embedded_lua(builtin, kScriptFiles) : nullptr;
-  // A directory named like a shipped script does not hide it.
+  std::string base = name.size() > 4 && name.substr(name.size() - 4) == ".lua"
+                         ? name.substr(0, name.size() - 4)
+                         : name;
+  std::vector<FoundScript> found;
+  if (name.find('/') == std::string::npos)
+    found = find_scripts(base);
+  // A path, or a file here by that name; a directory named like a script
+  // does not hide the script.
   struct stat st;
-  if (!(shipped && stat(name.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+  if (!(!found.empty() && stat(name.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
     if (auto text = read_script_file(name))
       return {name, *text};
-  if (shipped)
-    return {builtin, shipped, true};
-  throw Error("cannot read script '" + name +
-              "': no such file, and no shipped script by that name (try 'moontrace list')");
+  if (found.empty())
+    throw Error("cannot read script '" + name +
+                "': no such file, and no script by that name (try 'moontrace list')");
+  ScriptSource source;
+  if (found[0].shipped) {
+    source = {base + ".lua", embedded_lua(base + ".lua", kScriptFiles), true};
+  } else {
+    auto text = read_script_file(found[0].path);
+    if (!text)
+      throw Error("cannot read script '" + found[0].path + "': it is gone");
+    source = {found[0].path, *text};
+  }
+  for (size_t i = 1; i < found.size(); i++)
+    source.hides.push_back(found[i].path);
+  return source;
 }
 
 LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args,
@@ -80,11 +108,21 @@ KernelFacts &LuaScript::kernel() {
 void LuaScript::declare(const std::vector<More> &more) {
   run_top_level(source_);
   for (const More &m : more) {
+    if (stopped_for_help_)
+      break;
     args_ = m.args;
     first_param_ = decl_.params.size();
     run_top_level(m.source);
   }
   declared_ = true;
+  if (lua_getfield(L_, LUA_REGISTRYINDEX, kShadowedKey) == LUA_TTABLE) {
+    for (lua_Integer i = 1; lua_rawgeti(L_, -1, i) == LUA_TSTRING; i++) {
+      notices_.push_back(lua_tostring(L_, -1));
+      lua_pop(L_, 1);
+    }
+    lua_pop(L_, 1);  // what ended the list
+  }
+  lua_pop(L_, 1);
 }
 
 // A shipped script's top level is also the module of its name: a script
@@ -114,6 +152,8 @@ void LuaScript::run_top_level(const ScriptSource &source) {
   if (status != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in script";
     lua_pop(L_, 2);
+    if (stopped_for_help_)
+      return;
     throw_lua_error(message);
   }
   if (shipped) {
@@ -134,8 +174,9 @@ void LuaScript::throw_lua_error(const std::string &message) {
     throw LuaInterrupted{end == std::string::npos ? "" : message.substr(0, end)};
   }
   Error e = lua_error_to_one_line(L_, message);
-  e.more_lines = std::move(more_error_lines_);
-  more_error_lines_.clear();
+  if (message == more_error_lines_.first)
+    e.more_lines = std::move(more_error_lines_.second);
+  more_error_lines_ = {};
   throw e;
 }
 

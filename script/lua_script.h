@@ -28,11 +28,13 @@ class ScriptArgs;
 struct ScriptSource {
   std::string path;  // as shown in messages and #line directives
   std::string text;
-  bool shipped = false;  // built into moontrace (also the module of its name)
+  bool shipped = false;            // built into moontrace (also the module of its name)
+  std::vector<std::string> hides;  // scripts of the same name after it on the search path
 };
 
-// A script path on disk, else a shipped script by name ("demo" or
-// "demo.lua"); throws mt::Error if neither exists.
+// A script path on disk, else a script by name ("demo" or "demo.lua"):
+// the first along the search path (script_search.h), its own directories
+// then the shipped ones; throws mt::Error if there is none.
 ScriptSource load_script_source(const std::string &name_or_path);
 
 class LuaScript {
@@ -46,6 +48,9 @@ class LuaScript {
   void set_kernel_facts(KernelFacts *kernel) { kernel_ = kernel; }
   // The -o path, which output_is_trace() looks at ("" without -o).
   void set_output_path(std::string path) { output_path_ = std::move(path); }
+  // For --help: a script{} whose requirements this kernel lacks ends the
+  // declaration there, without an error, so that what it says is shown.
+  void set_help(bool help) { help_ = help; }
   // Runs the script's top level, then each of `more` with its own options
   // (`+ SCRIPT` on the command line), into one declaration; throws
   // mt::Error ("file:line: message"), or LuaInterrupted when a stop
@@ -102,7 +107,10 @@ class LuaScript {
   KernelMaps *maps_ = nullptr;
   std::function<uint64_t()> lost_;
   KernelFacts *kernel_ = nullptr;
-  std::vector<std::string> more_error_lines_;  // given to the next Lua error's Error
+  // The further lines of the error a script{} raised (by its message), for its Error.
+  std::pair<std::string, std::vector<std::string>> more_error_lines_;
+  bool help_ = false;              // --help: script{} stops at unmet requirements
+  bool stopped_for_help_ = false;  // and it did
   std::unique_ptr<KernelFacts> own_kernel_;
   std::vector<std::string> notes_;
   std::vector<std::string> notices_;

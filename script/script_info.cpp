@@ -1,6 +1,4 @@
 // script{}: what a script says of itself (name, version, help, examples) and needs of the kernel.
-#include <sys/utsname.h>
-
 #include <cstdio>
 #include <regex>
 #include <set>
@@ -8,7 +6,6 @@
 #include "kernel/probe_resolver.h"
 #include "script/lua_api.h"
 #include "script/lua_script.h"
-#include "script/script_params.h"
 
 namespace mt {
 
@@ -25,16 +22,22 @@ std::pair<int, int> major_minor(const std::string &release) {
 }  // namespace
 
 struct LuaScriptInfo : LuaApi {
-  // A string field, "" when absent; one line unless `lines`.
-  static std::string text(lua_State *L, const char *field, bool lines = false) {
-    std::string v = optional_string(L, 1, field, "");
+  // A string field of the table at `t`, "" when absent; one line unless `lines`.
+  static std::string text(lua_State *L, int t, const char *what, const char *field,
+                          bool lines = false) {
+    lua_getfield(L, t, field);
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: %s is a string", what, field);
+    std::string v = lua_isnil(L, -1) ? "" : lua_tostring(L, -1);
+    lua_pop(L, 1);
     if (!lines && v.find('\n') != std::string::npos)
-      luaL_error(L, "script{}: %s is one line", field);
+      luaL_error(L, "%s: %s is one line", what, field);
     return v;
   }
 
   // A list of strings at field `field` of the table at `t` (a single string is a list of one).
-  static std::vector<std::string> strings(lua_State *L, int t, const char *field) {
+  static std::vector<std::string> strings(lua_State *L, int t, const char *what,
+                                          const char *field) {
     std::vector<std::string> out;
     lua_getfield(L, t, field);
     if (lua_type(L, -1) == LUA_TSTRING) {
@@ -42,13 +45,13 @@ struct LuaScriptInfo : LuaApi {
     } else if (lua_type(L, -1) == LUA_TTABLE) {
       for (lua_Integer n = 1; lua_rawgeti(L, -1, n) != LUA_TNIL; n++) {
         if (lua_type(L, -1) != LUA_TSTRING)
-          luaL_error(L, "script{}: %s is a list of strings", field);
+          luaL_error(L, "%s: %s is a list of strings", what, field);
         out.push_back(lua_tostring(L, -1));
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
     } else if (!lua_isnil(L, -1)) {
-      luaL_error(L, "script{}: %s is a list of strings", field);
+      luaL_error(L, "%s: %s is a list of strings", what, field);
     }
     lua_pop(L, 1);
     return out;
@@ -61,9 +64,10 @@ struct LuaScriptInfo : LuaApi {
     lua_pushnil(L);
     while (lua_next(L, t)) {
       lua_pop(L, 1);
-      std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
-      if (!known.count(key))
-        luaL_error(L, "%s: unknown field '%s'", what, key.c_str());
+      if (lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "%s: its fields are named (name = value)", what);
+      if (!known.count(lua_tostring(L, -1)))
+        luaL_error(L, "%s: unknown field '%s'", what, lua_tostring(L, -1));
     }
   }
 
@@ -93,21 +97,22 @@ struct LuaScriptInfo : LuaApi {
   // line of the help).
   static int script(lua_State *L) {
     only_while_declaring(L, "script{}");
-    luaL_checktype(L, 1, LUA_TTABLE);
+    if (!lua_istable(L, 1))
+      luaL_error(L, "script{} takes a table: script{ description = \"...\", ... }");
     LuaScript &s = self(L);
-    only_fields(L, 1, "script{}",
-                {"name", "version", "description", "help", "examples", "requires"});
+    const char *what = "script{}";
+    only_fields(L, 1, what, {"name", "version", "description", "help", "examples", "requires"});
     ScriptInfo info;
     ScriptLocation where = caller(L);
     info.path = where.file;
     for (const auto &earlier : s.decl_.scripts)
       if (earlier.path == info.path)
         luaL_error(L, "script{} is called once per script");
-    info.name = text(L, "name");
-    info.version = text(L, "version");
-    info.description = text(L, "description");
-    info.help = text(L, "help", true);
-    info.examples = strings(L, 1, "examples");
+    info.name = text(L, 1, what, "name");
+    info.version = text(L, 1, what, "version");
+    info.description = text(L, 1, what, "description");
+    info.help = text(L, 1, what, "help", true);
+    info.examples = strings(L, 1, what, "examples");
     if (info.description.empty())
       luaL_error(L, "script{}: description (one line) is required");
     static const std::regex version("[0-9]+(\\.[0-9]+)*([-+][0-9A-Za-z.]+)?");
@@ -116,32 +121,41 @@ struct LuaScriptInfo : LuaApi {
 
     lua_getfield(L, 1, "requires");
     if (!lua_isnil(L, -1)) {
-      luaL_checktype(L, -1, LUA_TTABLE);
+      const char *in_requires = "script{} requires";
+      if (!lua_istable(L, -1))
+        luaL_error(L, "%s: it is a table (api =, kernel =, probes = ...)", in_requires);
       int r = lua_gettop(L);
-      only_fields(L, r, "script{} requires", {"api", "kernel", "features", "probes", "optional"});
+      only_fields(L, r, in_requires, {"api", "kernel", "features", "probes", "optional"});
       check_api(L, r, info);
       check_kernel(L, s, r, info);
-      for (const auto &feature : strings(L, r, "features")) {
+      for (const auto &feature : strings(L, r, in_requires, "features")) {
         info.requirements.push_back(feature);
         std::string missing = missing_feature(s, L, feature);
         if (!missing.empty())
           info.unmet.push_back(feature + ": " + missing);
       }
       check_probes(L, s, r, info);
-      for (const auto &p : strings(L, r, "optional"))
-        info.optional.push_back(p);
+      info.optional = strings(L, r, in_requires, "optional");
     }
     lua_pop(L, 1);
 
-    bool help = s.args_ && s.args_->wants_help();
-    if (!info.unmet.empty() && !help) {
-      // One line per unmet requirement: the error's, then lines of their own.
-      std::string place = where.file + ":" + std::to_string(where.line) + ": ";
-      for (size_t i = 1; i < info.unmet.size(); i++)
-        s.more_error_lines_.push_back(place + "needs " + info.unmet[i]);
-      return luaL_error(L, "needs %s", info.unmet[0].c_str());
-    }
+    bool unmet = !info.unmet.empty();
+    std::string first = unmet ? "needs " + info.unmet[0] : "";
+    std::string place = where.file + ":" + std::to_string(where.line) + ": ";
+    std::vector<std::string> more;
+    for (size_t i = 1; i < info.unmet.size(); i++)
+      more.push_back(place + "needs " + info.unmet[i]);
     s.decl_.scripts.push_back(std::move(info));
+    if (unmet && s.help_) {
+      // What follows may need what is missing: --help shows what it has.
+      s.stopped_for_help_ = true;
+      return luaL_error(L, "stopped for --help");
+    }
+    if (unmet) {
+      // One line per unmet requirement: the error's, then lines of their own.
+      s.more_error_lines_ = {place + first, std::move(more)};
+      return luaL_error(L, "%s", first.c_str());
+    }
     return 0;
   }
 
@@ -149,7 +163,9 @@ struct LuaScriptInfo : LuaApi {
   static void check_api(lua_State *L, int r, ScriptInfo &info) {
     lua_getfield(L, r, "api");
     if (!lua_isnil(L, -1)) {
-      lua_Integer api = luaL_checkinteger(L, -1);
+      if (!lua_isinteger(L, -1))
+        luaL_error(L, "script{} requires: api is a whole number");
+      lua_Integer api = lua_tointeger(L, -1);
       if (api < 1)
         luaL_error(L, "script{} requires: api is 1 or more");
       info.requirements.push_back("moontrace script API " + std::to_string(api));
@@ -163,23 +179,25 @@ struct LuaScriptInfo : LuaApi {
 
   // kernel = "MAJOR.MINOR": the lowest kernel release the script runs on.
   static void check_kernel(lua_State *L, LuaScript &s, int r, ScriptInfo &info) {
-    std::string lowest = optional_string(L, r, "kernel", "");
+    std::string lowest = text(L, r, "script{} requires", "kernel");
     if (lowest.empty())
       return;
-    auto wanted = major_minor(lowest);
-    if (wanted.first == 0)
+    static const std::regex release("[1-9][0-9]*\\.[0-9]+");
+    if (!std::regex_match(lowest, release))
       luaL_error(L, "script{} requires: kernel '%s' is not like \"5.10\"", lowest.c_str());
     info.requirements.push_back("Linux " + lowest + " or later");
-    std::string release = s.kernel().release();
-    if (major_minor(release) < wanted)
-      info.unmet.push_back("Linux " + lowest + " or later; this kernel is " + release);
+    std::string running = s.kernel().release();
+    if (major_minor(running) < major_minor(lowest))
+      info.unmet.push_back("Linux " + lowest + " or later; this kernel is " +
+                           (running.empty() ? "of an unknown release" : running));
   }
 
   // probes = {...}: each probe, or one of each list of alternatives.
   static void check_probes(lua_State *L, LuaScript &s, int r, ScriptInfo &info) {
     lua_getfield(L, r, "probes");
     if (!lua_isnil(L, -1)) {
-      luaL_checktype(L, -1, LUA_TTABLE);
+      if (!lua_istable(L, -1))
+        luaL_error(L, "script{} requires: probes is a list of probe names");
       int t = lua_gettop(L);
       for (lua_Integer n = 1; lua_rawgeti(L, t, n) != LUA_TNIL; n++) {
         std::vector<std::string> names = probe_names(L, lua_gettop(L), "script{} requires probes");
@@ -191,12 +209,10 @@ struct LuaScriptInfo : LuaApi {
         std::vector<std::string> reasons;
         auto chosen =
             raising_errors(L, [&] { return first_available(names, s.kernel(), true, reasons); });
-        if (!chosen) {
-          std::string why;
-          for (size_t i = 0; i < reasons.size(); i++)
-            why += (i ? "; " : "") + reasons[i];
-          info.unmet.push_back(names.size() == 1 ? why : "one of " + shown + " (" + why + ")");
-        }
+        if (!chosen)
+          info.unmet.push_back(names.size() == 1
+                                   ? joined(reasons)
+                                   : "one of " + shown + " (" + joined(reasons) + ")");
       }
       lua_pop(L, 1);
     }

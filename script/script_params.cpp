@@ -33,12 +33,25 @@ static std::string underscored(const std::string &arg) {
 }
 
 // Checks a value given on the command line for the option it was given as.
-static void parse_given(ParamType type, const std::string &value, const std::string &option) {
+static void parse_given(const Param &param, const std::string &value, const std::string &option) {
   try {
-    parse_param(type, value);
+    check_choice(param, parse_param(param.type, value));
   } catch (const Error &e) {
     throw Error("invalid value '" + value + "' for " + option + ": " + e.what());
   }
+}
+
+void check_choice(const Param &param, const ParamValue &value) {
+  if (param.choices.empty())
+    return;
+  std::string all;
+  for (const auto &choice : param.choices) {
+    ParamValue allowed = parse_param(param.type, choice);
+    if (allowed.number == value.number && allowed.text == value.text)
+      return;
+    all += (all.empty() ? "" : ", ") + choice;
+  }
+  throw Error("expected one of " + all);
 }
 
 std::string ScriptArgs::take_value(const Param &param) {
@@ -50,7 +63,7 @@ std::string ScriptArgs::take_value(const Param &param) {
       if (used_[i] || (args_[i].size() > 1 && args_[i][0] == '-' && !std::isdigit(args_[i][1])))
         continue;
       used_[i] = true;
-      parse_given(param.type, args_[i], param.name);
+      parse_given(param, args_[i], param.name);
       return args_[i];
     }
     return value;
@@ -83,7 +96,7 @@ std::string ScriptArgs::take_value(const Param &param) {
       continue;
     }
     used_[i] = true;
-    parse_given(param.type, value, given.substr(0, given.find('=')));
+    parse_given(param, value, given.substr(0, given.find('=')));
   }
   return value;
 }
@@ -159,7 +172,7 @@ static std::string indented(const std::string &text) {
 std::string params_help(const std::string &script, const std::vector<Param> &params,
                         const ScriptInfo *info) {
   std::string out;
-  if (info) {
+  if (info && !info->description.empty()) {
     out += (info->name.empty() ? script : info->name) +
            (info->version.empty() ? "" : " " + info->version) + ": " + info->description + "\n\n";
     if (!info->help.empty())
@@ -191,6 +204,12 @@ std::string params_help(const std::string &script, const std::vector<Param> &par
       else
         flag += "\n" + std::string(28, ' ');
       out += flag + p.help;
+      if (!p.choices.empty()) {
+        std::string all;
+        for (const auto &c : p.choices)
+          all += (all.empty() ? "" : ", ") + c;
+        out += " (one of " + all + ")";
+      }
       if (!p.default_text.empty())
         out += " (default: " + p.default_text + ")";
       out += "\n";
@@ -208,8 +227,26 @@ std::string params_help(const std::string &script, const std::vector<Param> &par
   list("Examples", info->examples);
   list("Requires", info->requirements);
   list("Uses where the kernel has them", info->optional);
-  list("Not met on this kernel", info->unmet);
+  list("Not met on this kernel (so the script stopped there, and may have more options)",
+       info->unmet);
   return out;
+}
+
+std::string session_help(const std::string &script, const std::string &path,
+                         const Declaration &decl) {
+  ScriptInfo info;
+  bool said = false;
+  for (const auto &i : decl.scripts)
+    if (i.path == path) {
+      info = i;
+      said = true;
+    }
+  for (const auto &i : decl.scripts)
+    if (i.path != path)
+      for (const auto &u : i.unmet)
+        info.unmet.push_back(i.path + ": " + u);
+  said = said || !info.unmet.empty();
+  return params_help(script, decl.params, said ? &info : nullptr);
 }
 
 }  // namespace mt

@@ -34,9 +34,16 @@ std::optional<ParamType> param_type_named(const std::string &name);
 const char *param_type_name(ParamType type);
 
 // `moontrace SCRIPT --help`: usage line and one line per parameter.
+// --help of the script at `path` (named `script` on the command line):
+// params_help with its script{}, and what this kernel lacks of any other
+// script{} in the session (a module it requires, a script joined by '+').
+std::string session_help(const std::string &script, const std::string &path,
+                         const Declaration &decl);
+// Throws mt::Error("expected one of ...") when PARAM has choices and VALUE is none of them.
+void check_choice(const Param &param, const ParamValue &value);
 // With the script's script{} (INFO, when it has one): its name, version
-// and description first, its help and examples, then the options, then
-// what it requires of the kernel and what this kernel lacks of it.
+// and description first, its help, then the options, its examples, what
+// it requires of the kernel and what this kernel lacks of it.
 std::string params_help(const std::string &script, const std::vector<Param> &params,
                         const ScriptInfo *info = nullptr);
 

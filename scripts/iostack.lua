@@ -37,7 +37,7 @@ local kfunc = require "kfunc"
 local blockio = require "blockio"
 
 local only = param("type", { type = "string", default = "all", short = "T",
-  help = "the layer to trace: syscall, vfs, ext4, blk or all" })
+  choices = { "syscall", "vfs", "ext4", "blk", "all" }, help = "the layer to trace" })
 local target = param("pid", { type = "int", default = 0, short = "p",
   help = "trace this process only (not the block layer)" })
 local disk_name = param("disk", { type = "string", default = "", short = "d",
@@ -47,11 +47,6 @@ local queued = param("queued", { type = "bool", short = "Q",
 local ms = param("milliseconds", { type = "bool", short = "m", help = "milliseconds, not nanoseconds" })
 
 local layers = { "syscall", "vfs", "ext4", "blk" }
-local known = false
-for _, l in ipairs(layers) do known = known or only == l end
-if only ~= "all" and not known then
-  error("-T must be syscall, vfs, ext4, blk or all, not '" .. only .. "'")
-end
 local the_disk = blockio.disk(disk_name)
 local drawing = output_is_trace()
 if drawing then

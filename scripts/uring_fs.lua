@@ -20,8 +20,10 @@ once they came in; on a kernel where no probe sees io_issue_sqe, that
 second issue's work is not drawn (see uring.current() in the README).]],
   examples = { "sudo moontrace -c 'fio --ioengine=io_uring ...' uring_fs" },
   requires = { api = 1, kernel = "6.1", features = { "btf" },
-               optional = { "kprobe:ext4_file_read_iter", "kprobe:ext4_file_write_iter",
-                            "tracepoint:ext4:ext4_da_write_begin", "tracepoint:ext4:ext4_sync_file_enter",
+               optional = { "kprobe:ext4_file_read_iter or fentry:ext4_file_read_iter",
+                            "kprobe:ext4_file_write_iter or fentry:ext4_file_write_iter",
+                            "tracepoint:ext4:ext4_da_write_begin", "tracepoint:ext4:ext4_write_begin",
+                            "tracepoint:ext4:ext4_sync_file_enter",
                             "tracepoint:filemap:mm_filemap_get_pages",
                             "tracepoint:readahead:page_cache_sync_ra" } },
 }

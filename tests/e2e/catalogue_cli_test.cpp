@@ -13,8 +13,8 @@ const std::vector<Case> kCases = {
      .error = "moontrace: invalid pid '12x' for -p"},
     {.name = "NoSuchScript",
      .args = {"nosuchscript"},
-     .error = "moontrace: cannot read script 'nosuchscript': no such file, and no shipped script "
-              "by that name (try 'moontrace list')"},
+     .error = "moontrace: cannot read script 'nosuchscript': no such file, and no script by "
+              "that name (try 'moontrace list')"},
     {.name = "LuaSyntaxError",
      .files = {{"bad.lua", "probe(\n"}},
      .args = {"bad.lua"},

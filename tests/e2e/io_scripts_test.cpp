@@ -141,7 +141,7 @@ TEST_F(E2eIoScripts, ListShowsEveryShippedScriptWithALine) {
             (std::vector<std::string>{"biolatency", "biosnoop", "demo", "ext4slower", "iostack",
                                       "uring", "uring_block", "uring_fs", "vfsstat"}))
       << r;
-  EXPECT_TRUE(contains(r.out, "iostack      where IO time goes, layer by layer")) << r;
+  EXPECT_TRUE(contains(r.out, "iostack      1.0.0    where IO time goes, layer by layer")) << r;
 }
 
 TEST_F(E2eIoScripts, DemoPrintsEveryCompletion) {
@@ -289,7 +289,8 @@ TEST_F(E2eIoScripts, IostackDrawsTheFilesystemLayerBetweenSyscallAndBlock) {
 TEST_F(E2eIoScripts, IostackRefusesBadInputAtItsLine) {
   std::regex at_line(R"(moontrace: iostack\.lua:\d+: )");
   auto bad_type = run(mt({"iostack", "-T", "disk"}));
-  EXPECT_TRUE(one_line_error(bad_type, {"-T must be syscall, vfs, ext4, blk or all, not 'disk'"}));
+  EXPECT_TRUE(one_line_error(
+      bad_type, {"invalid value 'disk' for -T: expected one of syscall, vfs, ext4, blk, all"}));
   EXPECT_TRUE(std::regex_search(bad_type.err, at_line)) << bad_type;
   auto bad_disk = run(mt({"iostack", "-d", "nosuchdisk"}));
   EXPECT_TRUE(one_line_error(bad_disk, {"no such disk 'nosuchdisk'"}));

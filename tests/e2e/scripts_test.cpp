@@ -30,9 +30,31 @@ TEST_F(E2eScripts, RequireFindsStdlibSiblingAndMoontracePath) {
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(r.out, "fmt=1.5K sibling=sibling shared=shared\n") << r;
 
+  // A module the stdlib hides, and one another directory's hides, are
+  // reported at the require's line.
+  TempDir team, other;
+  team.write("fmt.lua", "return { bytes = function() return 'team' end }\n");
+  team.write("shared.lua", "return { name = 'team' }\n");
+  other.write("shared.lua", "return { name = 'other' }\n");
+  c.env = {{"MOONTRACE_PATH", team.path().string() + ":" + other.path().string()}};
+  r = run(c);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "fmt=1.5K sibling=sibling shared=team\n") << r;
+  std::string at = "moontrace: " + script("requires.lua");
+  EXPECT_EQ(r.err_lines(),
+            (std::vector<std::string>{
+                at + ":2: require 'fmt' gets moontrace's own stdlib/fmt.lua, which hides " +
+                    team.file("fmt.lua"),
+                at + ":4: require 'shared' gets " + team.file("shared.lua") + ", which hides " +
+                    other.file("shared.lua")}))
+      << r;
+
+  // A module found nowhere: the line says where it looked.
   c.env = {{"MOONTRACE_PATH", ""}};
   r = run(c);
-  EXPECT_TRUE(one_line_error(r, {"requires.lua:4: module 'shared' not found"}));
+  EXPECT_TRUE(one_line_error(r, {"requires.lua:4: module 'shared' not found: ",
+                                 "no built-in module 'shared'; no file '" + script("shared.lua") +
+                                     "'; no file '" + script("shared/init.lua") + "'"}));
 }
 
 // Lua has no bytecode verifier: a precompiled chunk can break out of the

@@ -80,11 +80,17 @@ TEST(Cli, ScriptsJoinedByPlusEachHaveTheirOptions) {
   EXPECT_THROW(parse({"uring", "+"}), Error);
 }
 
-TEST(Cli, ListNamesEveryShippedScriptWithItsFirstLine) {
-  std::string text = shipped_scripts_text();
-  EXPECT_NE(text.find("\nuring        how each io_uring request travels"), std::string::npos)
+TEST(Cli, ListNamesEachScriptWithItsVersionDescriptionAndPlace) {
+  std::string text = scripts_text(all_scripts());
+  EXPECT_NE(text.find("\nuring        1.0.0    how each io_uring request travels through the "
+                      "kernel, for Perfetto  [shipped]\n"),
+            std::string::npos)
       << text;
-  EXPECT_EQ(text.find(".lua"), std::string::npos);
+  // One hidden by another of its name, earlier on the search path.
+  EXPECT_EQ(scripts_text({{"demo", "/team/demo.lua", false, "", "the team's"},
+                          {"demo", "scripts/demo.lua", true, "1.0.0", "every completion"}}),
+            "demo         -        the team's  [/team/demo.lua]\n"
+            "demo         1.0.0    every completion  [shipped, hidden by /team/demo.lua]\n");
 }
 
 }  // namespace

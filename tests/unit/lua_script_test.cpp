@@ -93,6 +93,12 @@ TEST(LuaScript, BadParameterValuesAreErrorsAtTheirLine) {
             "t.lua:1: invalid value '-1' for --n: expected a non-negative integer");
   EXPECT_EQ(error_of("param('n', { type = 'float' })\n"),
             "t.lua:1: parameter 'n': type must be int, uint, bool or string");
+  EXPECT_EQ(error_of("param('n', { type = 'string', default = 'c', choices = { 'a', 'b' } })\n"),
+            "t.lua:1: parameter 'n': bad default 'c': expected one of a, b");
+  EXPECT_EQ(error_of("param('n', { type = 'uint', choices = { 0, 4 } })\n", {"--n", "3"}),
+            "t.lua:1: invalid value '3' for --n: expected one of 0, 4");
+  EXPECT_EQ(error_of("param('n', { type = 'bool', choices = { 'true' } })\n"),
+            "t.lua:1: parameter 'n': choices are a list of values, for a non-bool");
 }
 
 TEST(LuaScript, PositionalParametersComeAfterTheOptions) {

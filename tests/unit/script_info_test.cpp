@@ -77,16 +77,33 @@ error("the rest ran")
                    "t.lua:2: needs tracepoint:io_uring:nope: no such tracepoint"}));
 }
 
-TEST(ScriptInfo, HelpShowsWhatIsNotMetInsteadOfFailing) {
+// Under --help, a script{} whose requirements are not met ends the
+// declaration: what follows may need them (here, it fails).
+TEST(ScriptInfo, HelpStopsAtWhatIsNotMetAndShowsIt) {
   testing::FakeKernel kernel;
-  testing::LoadedScript l(R"(script{ description = "x", requires = { features = { "fentry" } } })",
-                          {"--help"});
+  testing::LoadedScript l(R"(script{ description = "x", requires = { features = { "fentry" } } }
+error("the rest ran")
+)");
   l.script.set_kernel_facts(&kernel);
+  l.script.set_help(true);
   l.script.declare();
   const ScriptInfo &info = l.script.declaration().scripts.at(0);
   EXPECT_EQ(info.unmet, (std::vector<std::string>{"fentry: refused"}));
   std::string help = params_help("t.lua", {}, &info);
-  EXPECT_NE(help.find("\nNot met on this kernel:\n  fentry: refused\n"), std::string::npos) << help;
+  EXPECT_NE(help.find("\nNot met on this kernel (so the script stopped there, and may have more "
+                      "options):\n  fentry: refused\n"),
+            std::string::npos)
+      << help;
+}
+
+// The further lines belong to script{}'s own error: a script that caught
+// it and failed later gets one line.
+TEST(ScriptInfo, ACaughtRequirementErrorLeavesNoLinesBehind) {
+  EXPECT_EQ(declare_error(R"(pcall(script, { description = "x", requires = { api = 9,
+    features = { "kprobes" } } })
+error("later")
+)"),
+            std::vector<std::string>{"t.lua:3: later"});
 }
 
 TEST(ScriptInfo, MistakesAreErrorsAtTheirLine) {

@@ -17,7 +17,7 @@ Param param(const std::string &name, ParamType type, const std::string &def,
   p.type = type;
   p.default_text = def;
   p.short_name = shorter;
-  p.help = "help for " + name;
+  p.help = name == "type" ? "the layer" : "help for " + name;
   return p;
 }
 
@@ -54,6 +54,25 @@ TEST(ScriptParams, RejectsBadValuesNamingTheOption) {
   }
   ScriptArgs negative({"--count=-1"});
   EXPECT_THROW(negative.take_value(param("count", ParamType::Uint, "0")), Error);
+}
+
+TEST(ScriptParams, ChoicesAreTheOnlyValuesTakenAndHelpListsThem) {
+  Param layer = param("type", ParamType::String, "all", "T");
+  layer.choices = {"vfs", "blk", "all"};
+  EXPECT_EQ(ScriptArgs({"-T", "blk"}).take_value(layer), "blk");
+  try {
+    ScriptArgs({"-T", "disk"}).take_value(layer);
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "invalid value 'disk' for -T: expected one of vfs, blk, all");
+  }
+  Param depth = param("depth", ParamType::Uint, "8");
+  depth.choices = {"8", "16"};
+  EXPECT_EQ(ScriptArgs({"--depth=0x10"}).take_value(depth), "0x10");  // 16, as numbers compare
+  EXPECT_THROW(ScriptArgs({"--depth", "9"}).take_value(depth), Error);
+  EXPECT_NE(params_help("s", {layer}).find("the layer (one of vfs, blk, all) (default: all)"),
+            std::string::npos)
+      << params_help("s", {layer});
 }
 
 TEST(ScriptParams, PositionalParametersTakeTheWordsOptionsLeft) {
