@@ -215,6 +215,16 @@ Options parse_command_line(int argc, char **argv) {
   return o;
 }
 
+// TEXT with control characters shown as '?': names and descriptions come
+// from files, which must not drive the terminal or fake lines.
+static std::string printable(const std::string &text) {
+  std::string out = text;
+  for (auto &c : out)
+    if ((unsigned char)c < 0x20 || c == 0x7f)
+      c = '?';
+  return out;
+}
+
 std::string scripts_text(const std::vector<FoundScript> &scripts) {
   std::string out, runs;  // runs: where the script that runs by the current name is
   for (size_t i = 0; i < scripts.size(); i++) {
@@ -224,9 +234,10 @@ std::string scripts_text(const std::vector<FoundScript> &scripts) {
     if (!hidden)
       runs = where;
     char line[512];
-    std::snprintf(line, sizeof line, "%-12s %-8s ", f.name.c_str(),
-                  f.version.empty() ? "-" : f.version.c_str());
-    out += line + f.description + "  [" + where + (hidden ? ", hidden by " + runs : "") + "]\n";
+    std::snprintf(line, sizeof line, "%-12s %-8s ", printable(f.name).c_str(),
+                  f.version.empty() ? "-" : printable(f.version).c_str());
+    out += line + printable(f.description) + "  [" +
+           printable(where + (hidden ? ", hidden by " + runs : "")) + "]\n";
   }
   return out;
 }

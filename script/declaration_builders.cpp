@@ -647,7 +647,8 @@ struct LuaDeclarationBuilders : LuaApi {
                         p.name.c_str());
     lua_getfield(L, 2, "choices");
     if (!lua_isnil(L, -1)) {
-      luaL_checktype(L, -1, LUA_TTABLE);
+      if (!lua_istable(L, -1))
+        return luaL_error(L, "parameter '%s': choices are a list of values", p.name.c_str());
       for (lua_Integer n = 1; lua_rawgeti(L, -1, n) != LUA_TNIL; n++) {
         if (!lua_isstring(L, -1))  // a number too
           return luaL_error(L, "parameter '%s': choices are strings or numbers", p.name.c_str());
@@ -658,6 +659,14 @@ struct LuaDeclarationBuilders : LuaApi {
       if (p.choices.empty() || p.type == ParamType::Bool)
         return luaL_error(L, "parameter '%s': choices are a list of values, for a non-bool",
                           p.name.c_str());
+      raising_errors(L, [&] {
+        for (const auto &choice : p.choices)
+          try {
+            parse_param(p.type, choice);
+          } catch (const Error &e) {
+            throw Error("parameter '" + p.name + "': choice '" + choice + "': " + e.what());
+          }
+      });
     }
     raising_errors(L, [&] {
       try {

@@ -47,11 +47,13 @@ std::vector<std::string> find_modules(const std::string &name, const std::string
 
 // The module files for `name` along package.path, in order.
 std::vector<std::string> module_files(lua_State *L, const std::string &name, std::string &tried) {
-  lua_getglobal(L, LUA_LOADLIBNAME);
+  // The package table as loaded, whatever the script did to the global.
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, LUA_LOADLIBNAME);
   lua_getfield(L, -1, "path");
   std::vector<std::string> found =
-      find_modules(name, lua_tostring(L, -1) ? lua_tostring(L, -1) : "", tried);
-  lua_pop(L, 2);
+      find_modules(name, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "", tried);
+  lua_pop(L, 3);
   return found;
 }
 

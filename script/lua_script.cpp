@@ -35,7 +35,7 @@ Error lua_error_to_one_line(lua_State *L, const std::string &message) {
     std::string line;
     for (size_t i = 0; i < message.size(); i++)
       if (message.compare(i, 2, "\n\t") == 0) {
-        line += line.back() == ':' ? " " : "; ";
+        line += !line.empty() && line.back() == ':' ? " " : "; ";
         i++;
       } else {
         line += message[i];
@@ -174,7 +174,9 @@ void LuaScript::throw_lua_error(const std::string &message) {
     throw LuaInterrupted{end == std::string::npos ? "" : message.substr(0, end)};
   }
   Error e = lua_error_to_one_line(L_, message);
-  if (message == more_error_lines_.first)
+  const std::string &own = more_error_lines_.first;  // script{}'s message, after the place
+  if (!own.empty() && message.size() > own.size() &&
+      message.compare(message.size() - own.size(), own.size(), own) == 0)
     e.more_lines = std::move(more_error_lines_.second);
   more_error_lines_ = {};
   throw e;

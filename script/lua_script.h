@@ -107,7 +107,8 @@ class LuaScript {
   KernelMaps *maps_ = nullptr;
   std::function<uint64_t()> lost_;
   KernelFacts *kernel_ = nullptr;
-  // The further lines of the error a script{} raised (by its message), for its Error.
+  // The further lines of the error a script{} raised (by the end of its
+  // message: Lua may shorten the place before it), for its Error.
   std::pair<std::string, std::vector<std::string>> more_error_lines_;
   bool help_ = false;              // --help: script{} stops at unmet requirements
   bool stopped_for_help_ = false;  // and it did

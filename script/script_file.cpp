@@ -36,8 +36,9 @@ struct Fd {
 }  // namespace
 
 std::optional<std::string> read_script_file(const std::string &path, size_t max_bytes) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer before the check.
-  Fd file{open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
+  // O_PATH: nothing is opened for reading before the checks (opening a
+  // device can act, as a watchdog's does; a FIFO would wait for a writer).
+  Fd file{open(path.c_str(), O_PATH | O_CLOEXEC)};
   if (file.fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return std::nullopt;

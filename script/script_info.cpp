@@ -115,8 +115,10 @@ struct LuaScriptInfo : LuaApi {
     info.examples = strings(L, 1, what, "examples");
     if (info.description.empty())
       luaL_error(L, "script{}: description (one line) is required");
+    // (std::regex recurses per character: long text is refused first.)
     static const std::regex version("[0-9]+(\\.[0-9]+)*([-+][0-9A-Za-z.]+)?");
-    if (!info.version.empty() && !std::regex_match(info.version, version))
+    if (!info.version.empty() &&
+        (info.version.size() > 32 || !std::regex_match(info.version, version)))
       luaL_error(L, "script{}: version '%s' is not like 1.2.0", info.version.c_str());
 
     lua_getfield(L, 1, "requires");
@@ -153,7 +155,7 @@ struct LuaScriptInfo : LuaApi {
     }
     if (unmet) {
       // One line per unmet requirement: the error's, then lines of their own.
-      s.more_error_lines_ = {place + first, std::move(more)};
+      s.more_error_lines_ = {": " + first, std::move(more)};
       return luaL_error(L, "%s", first.c_str());
     }
     return 0;
@@ -183,7 +185,7 @@ struct LuaScriptInfo : LuaApi {
     if (lowest.empty())
       return;
     static const std::regex release("[1-9][0-9]*\\.[0-9]+");
-    if (!std::regex_match(lowest, release))
+    if (lowest.size() > 16 || !std::regex_match(lowest, release))
       luaL_error(L, "script{} requires: kernel '%s' is not like \"5.10\"", lowest.c_str());
     info.requirements.push_back("Linux " + lowest + " or later");
     std::string running = s.kernel().release();

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <optional>
-#include <regex>
 
 #include "common/embedded_files.h"
 #include "common/error.h"
@@ -32,18 +32,36 @@ std::string invoking_home() {
   return "";
 }
 
-// A string field of the script{} call in `text`, read as text.
+// A string field of the script{} call that starts a line of `text`, read
+// as text (the script is not run to list it): FIELD = "..." or '...' on
+// one line, escapes kept as written; "" when there is none.
 std::string script_field(const std::string &text, const std::string &field) {
-  size_t call = text.find("script{");
+  size_t call = text.rfind("script{", 0) == 0 ? 0 : text.find("\nscript{");
   if (call == std::string::npos)
     return "";
-  std::smatch m;
-  std::string rest = text.substr(call, 4096);
-  std::regex value("\\b" + field +
-                   "\\s*=\\s*(?:\"((?:[^\"\\\\\\n]|\\\\.)*)\"|'((?:[^'\\\\\\n]|\\\\.)*)')");
-  if (!std::regex_search(rest, m, value))
+  std::string body = text.substr(call, 4096);
+  for (size_t at = body.find(field); at != std::string::npos; at = body.find(field, at + 1)) {
+    bool starts = at == 0 || !(std::isalnum((unsigned char)body[at - 1]) || body[at - 1] == '_');
+    size_t i = at + field.size();
+    while (i < body.size() && body[i] == ' ')
+      i++;
+    if (!starts || i >= body.size() || body[i] != '=')
+      continue;
+    i = body.find_first_not_of(' ', i + 1);
+    if (i == std::string::npos || (body[i] != '"' && body[i] != '\''))
+      continue;
+    char quote = body[i];
+    std::string value;
+    for (size_t j = i + 1; j < body.size() && body[j] != '\n' && value.size() < 200; j++) {
+      if (body[j] == quote)
+        return value;
+      value += body[j];
+      if (body[j] == '\\' && j + 1 < body.size())
+        value += body[++j];
+    }
     return "";
-  return m[1].matched ? m[1].str() : m[2].str();
+  }
+  return "";
 }
 
 // "-- uring: what it does" -> "what it does".
@@ -69,7 +87,7 @@ FoundScript described(FoundScript f, const std::string &text) {
 std::optional<FoundScript> in_dir(const std::string &dir, const std::string &name) {
   std::string path = dir + "/" + name + ".lua";
   struct stat st;
-  if (stat(path.c_str(), &st) != 0)
+  if (stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
     return std::nullopt;
   FoundScript f{name, path};
   try {

@@ -1,5 +1,7 @@
 // script{} seen from the command line: each shipped script's --help, and a
 // script whose requirements this kernel does not meet.
+#include <unistd.h>
+
 #include "tests/e2e/e2e_support.h"
 
 namespace e2e {
@@ -78,6 +80,8 @@ probe("begin", function() printf("%s %d\n", shared.greeting, n) exit() end)
           "script{ description = 'the team demo' }\nprobe('begin', function() "
           "print('team demo') exit() end)\n");
   b.write("teamlib.lua", "return { greeting = 'hello from b' }\n");
+  a.write("evil\x1b[2J.lua", "script{ description = 'x' }\n");
+  ASSERT_EQ(symlink("/dev/null", a.file("watch.lua").c_str()), 0);
   b.write("team_io.lua", "script{ description = 'b has one too' }\n");
   std::string path = a.path().string() + ":" + b.path().string();
 
@@ -101,6 +105,14 @@ probe("begin", function() printf("%s %d\n", shared.greeting, n) exit() end)
   c.env = {{"MOONTRACE_PATH", path}};
   r = run(c);
   ASSERT_EQ(r.exit_code, 0) << r;
+  // A name that would drive the terminal is shown tamed; a device is
+  // listed without being opened, and refused when run.
+  EXPECT_TRUE(contains(r.out, "evil?[2J ")) << r;
+  EXPECT_FALSE(contains(r.out, "\x1b")) << r;
+  EXPECT_TRUE(contains(r.out, "watch        -          [" + a.file("watch.lua") + "]\n")) << r;
+  c = mt({"watch"});
+  c.env = {{"MOONTRACE_PATH", path}};
+  EXPECT_TRUE(one_line_error(run(c), {"'" + a.file("watch.lua") + "' is a character device"}));
   for (const std::string &line :
        {"team_io      0.3      what the team's io does  [" + a.file("team_io.lua") + "]\n",
         "team_io      -        b has one too  [" + b.file("team_io.lua") + ", hidden by " +

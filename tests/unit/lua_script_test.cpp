@@ -99,6 +99,10 @@ TEST(LuaScript, BadParameterValuesAreErrorsAtTheirLine) {
             "t.lua:1: invalid value '3' for --n: expected one of 0, 4");
   EXPECT_EQ(error_of("param('n', { type = 'bool', choices = { 'true' } })\n"),
             "t.lua:1: parameter 'n': choices are a list of values, for a non-bool");
+  EXPECT_EQ(error_of("param('n', { type = 'int', choices = { 1, 'two' } })\n"),
+            "t.lua:1: parameter 'n': choice 'two': expected an integer");
+  EXPECT_EQ(error_of("param('n', { type = 'int', choices = 3 })\n"),
+            "t.lua:1: parameter 'n': choices are a list of values");
 }
 
 TEST(LuaScript, PositionalParametersComeAfterTheOptions) {

@@ -124,6 +124,13 @@ TEST(ScriptInfo, MistakesAreErrorsAtTheirLine) {
       declare_error("script{ description = 'x', requires = { features = { 'gpu' } } }"),
       std::vector<std::string>{
           "t.lua:1: script{}: unknown feature 'gpu' (btf, kprobes, fentry, kprobes_or_fentry)"});
+  // Long text is refused before a pattern could recurse through it.
+  EXPECT_EQ(declare_error("script{ description = 'x', version = '1' .. ('.1'):rep(30000) }").size(),
+            1u);
+  EXPECT_EQ(
+      declare_error("script{ description = 'x', requires = { kernel = '1' .. ('0'):rep(99999) } }")
+          .size(),
+      1u);
   EXPECT_EQ(declare_error("script{ description = 'x' }\nscript{ description = 'y' }"),
             std::vector<std::string>{"t.lua:2: script{} is called once per script"});
 }
