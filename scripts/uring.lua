@@ -33,8 +33,14 @@ local sample = param("sample", { type = "uint", default = 100,
   help = "percent of requests to trace (1-100), decided once at submission" })
 param("all_rings", { type = "bool", default = false,
   help = "also trace rings that existed before tracing started" })
+local most_rings = param("rings", { type = "uint", default = 4096,
+  help = "rings followed at once (a power of two, 4-65536); a ring created when all " ..
+         "are in use takes the place of the one idle longest, and the summary says so" })
 if sample < 1 or sample > 100 then
   error("--sample must be 1..100, not " .. sample)
+end
+if most_rings < 4 or most_rings > 65536 or most_rings & (most_rings - 1) ~= 0 then
+  error("--rings must be a power of two from 4 to 65536, not " .. most_rings)
 end
 
 fxt{ file = "uring.fxt" }
@@ -44,46 +50,91 @@ local op, MORE = iouring.op, iouring.CQE_F_MORE
 local c = require("ctemplate").c
 
 -- Each traced ring (created while tracing, or any with --all_rings), in
--- the slot its address hashes to (ctx: which ring holds the slot): requests
--- submitted and completions so far (an io_uring_enter tells how many of
--- each happened while it ran), aux: completions that end no request (more
--- follow, IORING_CQE_F_MORE, or posted without one, like MSG_RING's), so
--- that submitted - (completed - aux) are in flight; and its completion
--- queue's head at the last enter (entered: there was one); completions
--- that went through the overflow list, and whether its completion queue
--- came near overflowing (near: from then on its requests are found by
--- user_data too, as the overflow event names no request); sqpoll: an SQ
--- poll thread submits its requests. Plain adds: the
--- kernel submits a ring's requests under its uring_lock and posts its
+-- one of the 4 entries of the bucket its address hashes to (ctx: which
+-- ring holds the entry; slot: the entry's index): requests submitted and
+-- completions so far (an io_uring_enter tells how many of each happened
+-- while it ran), aux: completions that end no request (more follow,
+-- IORING_CQE_F_MORE, or posted without one, like MSG_RING's), so that
+-- submitted - (completed - aux) are in flight; and its completion queue's
+-- head at the last enter (entered: there was one); completions that went
+-- through the overflow list, and whether its completion queue came near
+-- overflowing (near: from then on its requests are found by user_data
+-- too, as the overflow event names no request); sqpoll: an SQ poll thread
+-- submits its requests; closed: its process closed it or exited, and
+-- seen: its last submission, for who gives way to a new ring. Plain adds:
+-- the kernel submits a ring's requests under its uring_lock and posts its
 -- completions one at a time (under completion_lock, or uring_lock where
 -- the queue is lockless), as its own counters of them need.
 -- Arrays rather than hashes: the kernel inlines an array lookup, and every
 -- request looks its ring and itself up several times.
+local WAYS, RING_ENTRIES = 4, most_rings
+local RING_BUCKET_BITS = 0
+while WAYS << RING_BUCKET_BITS < RING_ENTRIES do RING_BUCKET_BITS = RING_BUCKET_BITS + 1 end
 local rings = map{ name = "rings", type = "array", key = "u32",
                    value = { ctx = "u64", submitted = "u64", completed = "u64", aux = "u64",
-                             overflows = "u64", cq_head = "u32", entered = "u8", near = "u8",
-                             sqpoll = "u8" },
-                   size = 4096 }
+                             overflows = "u64", seen = "u64", cq_head = "u32", slot = "u16",
+                             entered = "u8", near = "u8", sqpoll = "u8", closed = "u8" },
+                   size = RING_ENTRIES }
 -- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
 -- program may compare and store a typed pointer, but only truncate it.
 local function low32(ptr)
   return "mt_addr32((const void *)(__u64)(" .. ptr .. "))"
 end
-local function ring_slot(ctx)
-  return "(__u32)((" .. low32(ctx) .. " * 0x9E3779B97F4A7C15ULL) >> 52)"
+-- C: the first entry of the bucket of KEY, of BUCKET_BITS bits of buckets.
+local function first_of_bucket(key, bucket_bits)
+  if bucket_bits == 0 then return "0" end
+  return c("((__u32)((${low32} * 0x9E3779B97F4A7C15ULL) >> ${shift}) * ${WAYS})",
+           { low32 = low32(key), shift = 64 - bucket_bits, WAYS = WAYS })
 end
+-- C: of the 4 entries (__e) of KEY's bucket (KEY as __q) in array MAP with
+-- BUCKET_BITS bits of buckets, the first for which MATCH holds: RESULT,
+-- given its pointer __f and index __i; else FALLBACK.
+local function bucket_search(map, bucket_bits, key, match, result, fallback)
+  local t = { c([[({ __u64 __q = (__u64)(${key}); __u32 __b = ${bucket}, __i = 0;
+                   __typeof__(${map}.value) __f = NULL, __e;]],
+                { key = key, bucket = first_of_bucket("__q", bucket_bits), map = map }) .. " " }
+  for way = 0, WAYS - 1 do
+    t[#t + 1] = c([[if (!__f && (__e = map_ptr(${map}, __b + ${way})) && (${match})) {
+                      __f = __e; __i = __b + ${way}; }]], { map = map, way = way, match = match }) .. " "
+  end
+  t[#t + 1] = c("(void)__i; __f ? ${result} : ${fallback}; })", { result = result, fallback = fallback })
+  return table.concat(t)
+end
+local function bucket_entry(map, bucket_bits, key, match, fallback)
+  return bucket_search(map, bucket_bits, key, match, "__f", fallback)
+end
+local NO_ENTRY = "0xffffffffU"
 -- C: the state of ring CTX, or NULL when it is not traced.
 local function ring_of(ctx)
-  return c([[({ __u64 __c = (__u64)(${ctx}); __auto_type __s = map_ptr(rings, ${slot});
-              __c && __s && __s->ctx == __c ? __s : NULL; })]],
-           { ctx = ctx, slot = ring_slot("__c") })
+  return bucket_entry("rings", RING_BUCKET_BITS, ctx, "__q && __e->ctx == __q", "NULL")
 end
--- C: claims ring CTX's slot with fresh state (a ring hashing to the same
--- slot loses its own; with 4096 slots and a few rings, seldom).
+-- Slots of ring_claims: claims that took the entry of a ring still open.
+local EVICTED = 0
+local ring_claims = map{ name = "ring_claims", type = "percpu_array", key = "u32", value = "u64",
+                         size = 1 }
+-- C: claims an entry with fresh state for ring CTX: its own, else a free
+-- one, else one of a closed ring, else the one whose ring submitted least
+-- recently, counted: if that ring is still in use, its requests from then
+-- on are not in the trace, and the summary says so.
 local function claim_ring(ctx)
-  return c([[({ __auto_type __s = map_ptr(rings, ${slot});
-              if (__s) *__s = map_val(rings, .ctx = (__u64)(${ctx})); __s; })]],
-           { ctx = ctx, slot = ring_slot(ctx) })
+  local function index_where(match)
+    return bucket_search("rings", RING_BUCKET_BITS, "__c", match, "__i", NO_ENTRY)
+  end
+  local t = { c([[({ __u64 __c = (__u64)(${ctx}); __u32 __at = ${own};
+    if (__at == ${NO_ENTRY}) __at = ${free};
+    if (__at == ${NO_ENTRY}) { __u64 __oldest = ~0ULL; __u32 __b = ${bucket};]],
+    { ctx = ctx, own = index_where("__e->ctx == __q"), free = index_where("!__e->ctx || __e->closed"),
+      NO_ENTRY = NO_ENTRY, bucket = first_of_bucket("__c", RING_BUCKET_BITS) }) .. " " }
+  for way = 0, WAYS - 1 do
+    t[#t + 1] = c([[{ __auto_type __e = map_ptr(rings, __b + ${way});
+                      if (__e && __e->seen < __oldest) { __oldest = __e->seen; __at = __b + ${way}; } }]],
+                  { way = way }) .. " "
+  end
+  t[#t + 1] = c([[__u64 *__n = map_ptr(ring_claims, ${EVICTED}); if (__n) *__n += 1; }
+    __auto_type __s = map_ptr(rings, __at);
+    if (__s) *__s = map_val(rings, .ctx = __c, .slot = __at, .seen = nsecs); __s; })]],
+                { EVICTED = EVICTED })
+  return table.concat(t)
 end
 -- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
@@ -95,32 +146,18 @@ local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
 -- summary its opcode, its path (0 inline, 1 poll, 2 io-worker, 3 retried)
 -- and when it was submitted. Only a fifth request in flight in one bucket
 -- takes the entry of another (65536 entries).
+local REQUEST_BUCKET_BITS = 14
 local requests = map{ name = "requests", type = "array", key = "u32",
                       value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
-                                path = "u8" }, size = 65536 }
-local function request_bucket(req)
-  return "((__u32)((" .. low32(req) .. " * 0x9E3779B97F4A7C15ULL) >> 50) << 2)"
-end
--- C: the first of the 4 entries of REQ's bucket (__e, REQ as __q) for which
--- MATCH holds, else FALLBACK.
-local function bucket_entry(req, match, fallback)
-  local t = { c([[({ __u64 __q = (__u64)(${req}); __u32 __b = ${bucket};
-                   __typeof__(requests.value) __f = NULL, __e;]],
-                { req = req, bucket = request_bucket("__q") }) .. " " }
-  for way = 0, 3 do
-    t[#t + 1] = c("if (!__f && (__e = map_ptr(requests, __b + ${way})) && (${match})) __f = __e;",
-                  { way = way, match = match }) .. " "
-  end
-  t[#t + 1] = c("__f ? __f : ${fallback}; })", { fallback = fallback })
-  return table.concat(t)
-end
+                                path = "u8" }, size = WAYS << REQUEST_BUCKET_BITS }
 -- C: the entry of request REQ in flight, or NULL.
 local function request_of(req)
-  return bucket_entry(req, "__e->req == __q && __e->keep", "NULL")
+  return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q && __e->keep", "NULL")
 end
 -- C: an entry for request REQ: its own, a free one, or else the bucket's first.
 local function new_request(req)
-  return bucket_entry(req, "__e->req == __q || !__e->keep", "map_ptr(requests, __b)")
+  return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q || !__e->keep",
+                      "map_ptr(requests, __b)")
 end
 local INLINE, POLL, IO_WORKER, RETRIED = 0, 1, 2, 3
 -- A buffered read that finds its pages still being read in does not
@@ -197,7 +234,7 @@ local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS = 2, 3, 4, 5, 6
 -- latencies.
 local REAP_EVERY, REAP_KEPT = 8, 8
 local completion_times = map{ name = "completion_times", type = "array", key = "u32",
-                              value = "u64", size = 4096 * REAP_KEPT }
+                              value = "u64", size = RING_ENTRIES * REAP_KEPT }
 local reap_times = map{ name = "reap_times", type = "percpu_array", key = "u32", value = "u64",
                         size = LATENCY_SLOTS }
 -- io-workers seen (threads of io-wq, named iou-wrk-*), for the summary.
@@ -313,7 +350,7 @@ end
 -- remembered, and left undrawn when dropped.
 local function decide(A)
   return c([[
-    ring->submitted += 1; ${first_in_stint}
+    ring->submitted += 1; ring->seen = nsecs; ${first_in_stint}
     if (!ring->near && ${may_overflow}) ring->near = 1;
     if (ring->near) map_set(near_overflow, ${near_key}, (__u64)${req});
     __u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample ? 1 : 2;
@@ -461,15 +498,15 @@ local last_completion = traced_before_room and
   c([[{ __auto_type __l = map_ptr(last_cqe, 0); if (__l) { __l->ring = (__u64)args.ctx;
         __l->user_data = ${user_data}; } }]], { user_data = C.user_data }) .. " " or ""
 
--- C: counts a completion on ring CTX (state `ring`), one in REAP_EVERY
+-- C: counts a completion on the ring of state `ring`, one in REAP_EVERY
 -- stamped with its time.
-local function count_completion(ctx)
+local function count_completion()
   return c([[
     if (!(ring->completed % ${EVERY})) {
       __u64 *__at = map_ptr(completion_times,
-                            ${slot} * ${KEPT} + ring->completed / ${EVERY} % ${KEPT});
+                            ring->slot * ${KEPT} + ring->completed / ${EVERY} % ${KEPT});
       if (__at) *__at = nsecs; }
-    ring->completed += 1;]], { EVERY = REAP_EVERY, KEPT = REAP_KEPT, slot = ring_slot(ctx) }) .. " "
+    ring->completed += 1;]], { EVERY = REAP_EVERY, KEPT = REAP_KEPT }) .. " "
 end
 
 -- Every completion of a traced ring is counted, sampled or not. The last
@@ -488,7 +525,7 @@ probe(complete_at, {
     if (${multishot}) map_del(by_user_data, ${key});
     if (ring->near) map_del(near_overflow, ${near_key});
     if (keep != 1) return 0; ${first_in_stint}]],
-    { ring = ring_of("args.ctx"), count_completion = count_completion("args.ctx"),
+    { ring = ring_of("args.ctx"), count_completion = count_completion(),
       last_completion = last_completion, cflags = C.cflags, MORE = MORE,
       entry = request_of("args.req"),
       path_at_completion = path_at_completion("args.req", "r_opcode"),
@@ -536,7 +573,7 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
         map_del(near_overflow, ${key});
         map_del(by_user_data, ${multishot_key}); } } }]],
     { ring = ring_of("args.ctx"), OVERFLOWS = OVERFLOWS, not_counted_yet = not_counted_yet,
-      count_completion = count_completion("args.ctx"), MORE = MORE, key = overflow_key,
+      count_completion = count_completion(), MORE = MORE, key = overflow_key,
       multishot_key = overflow_multishot_key, entry = request_of("req"),
       path_at_completion = path_at_completion("req", "r_opcode"),
       count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted") }),
@@ -695,11 +732,11 @@ local function queues(ring)
                           cq = "(__u32)(cq_tail - cq_head)" }, when = "state" }
   return read, draw
 end
--- C: how long each stamped completion of ring CTX (state S) reaped since
+-- C: how long each stamped completion of the ring of state S reaped since
 -- the last enter (from S->cq_head to cq_head) waited, of its last ones.
-local function time_reaping(ctx, S)
+local function time_reaping(S)
   return c([[
-    __u32 __slot = ${slot}, __done = (__u32)${S}->completed,
+    __u32 __slot = ${S}->slot, __done = (__u32)${S}->completed,
       __from = reaped > ${span} ? cq_head - ${span} : ${S}->cq_head;
     __from = (__from + ${every_less_1}) / ${EVERY} * ${EVERY};
     for (__u32 __i = 0; __i < ${KEPT}; __i++) { __u32 __idx = __from + __i * ${EVERY};
@@ -708,7 +745,7 @@ local function time_reaping(ctx, S)
       if (!__at || !*__at || *__at > nsecs) continue;
       __u32 __s = mt_log_linear_slot(nsecs - *__at);
       __u64 *__n = map_ptr(reap_times, __s < ${SLOTS} ? __s : ${LAST}); if (__n) *__n += 1; }]],
-    { slot = ring_slot(ctx), S = S, span = REAP_EVERY * REAP_KEPT, every_less_1 = REAP_EVERY - 1,
+    { S = S, span = REAP_EVERY * REAP_KEPT, every_less_1 = REAP_EVERY - 1,
       EVERY = REAP_EVERY, KEPT = REAP_KEPT, SLOTS = LATENCY_SLOTS, LAST = LATENCY_SLOTS - 1 }) .. " "
 end
 local since_start = "(__u32)(state ? state->%s - start.%s : 0)"
@@ -728,7 +765,7 @@ enter.start_action = c([[
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
   { state = ring_of("ring"), read_entry = read_entry,
-    time_reaping = time_reaping("ring", "state") })
+    time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,
   { kind = "instant", name = "reaped", category = cat, track = { id = "ring", name = "ring" },
@@ -762,13 +799,18 @@ local function count_unreaped(ctx)
       RINGS = RINGS_UNREAPED }) .. " "
 end
 local closed_key = "map_key(ring_of_fd, pid, args.fd)"
+-- C: marks ring CTX closed: a new ring may take its entry. (Its fd may
+-- live on in another process: until then it is still traced.)
+local function close_ring(ctx)
+  return c("{ __auto_type __r = ${ring}; if (__r) __r->closed = 1; }", { ring = ring_of(ctx) }) .. " "
+end
 probe("tracepoint:syscalls:sys_enter_close", {
   filter = "map_has(owners, pid) && map_has(ring_of_fd, " .. closed_key .. ")",
   action = (function()
     local t = { c([[
       __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key});
-      ${count_unreaped}__auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) {]],
-      { key = closed_key, count_unreaped = count_unreaped("ctx") }) .. " " }
+      ${count_unreaped}${close}__auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) {]],
+      { key = closed_key, count_unreaped = count_unreaped("ctx"), close = close_ring("ctx") }) .. " " }
     for _, f in ipairs(RING_FIELDS) do
       t[#t + 1] = c("if (rings_of->${f} == ctx) rings_of->${f} = 0;", { f = f }) .. " "
     end
@@ -780,8 +822,9 @@ probe("tracepoint:sched:sched_process_exit", {
   action = (function()
     local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
     for _, f in ipairs(RING_FIELDS) do
-      t[#t + 1] = c("if (rings_of->${f}) ${count}",
-                    { f = f, count = count_unreaped("rings_of->" .. f) }) .. " "
+      t[#t + 1] = c("if (rings_of->${f}) { ${count}${close}}",
+                    { f = f, count = count_unreaped("rings_of->" .. f),
+                      close = close_ring("rings_of->" .. f) }) .. " "
     end
     return table.concat(t) .. "map_del(process_rings, pid); return 0;"
   end)(),
@@ -844,7 +887,7 @@ local function summary()
            sq_wakeups = enters:get(SQ_WAKEUPS) or 0, sq_waits = enters:get(SQ_WAITS) or 0,
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
            io_workers_at_once = at_once, io_workers_process = busiest,
-           overflows = overflows,
+           overflows = overflows, rings_evicted = ring_claims:get(EVICTED) or 0,
            lost = lost() }
 end
 
@@ -934,6 +977,15 @@ local function diagnose(s)
                        "overflow list: reap sooner, or make the queue bigger (IORING_SETUP_CQSIZE)",
                        s.overflows),
          { overflows = s.overflows, requests = s.requests })
+  end
+  -- Never silent: a ring the tracer stopped following.
+  if s.rings_evicted > 0 then
+    find("rings_untraced",
+         string.format("%d ring%s still open gave way to newer ones in the tracer's table " ..
+                       "of %d rings: requests submitted to them later are not in the trace; " ..
+                       "raise --rings", s.rings_evicted, s.rings_evicted == 1 and "" or "s",
+                       RING_ENTRIES),
+         { rings = s.rings_evicted })
   end
   return findings
 end

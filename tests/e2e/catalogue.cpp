@@ -2,6 +2,7 @@
 #include "tests/e2e/catalogue.h"
 
 #include <filesystem>
+#include <sstream>
 
 namespace e2e {
 
@@ -23,9 +24,22 @@ std::string case_name(const ::testing::TestParamInfo<Case> &info) {
 
 namespace {
 
+// The line of uring.lua that declares its trace file, where errors about
+// that file point.
+std::string uring_fxt_line() {
+  std::istringstream in(read_file(MT_SOURCE_DIR "/scripts/uring.lua"));
+  std::string line;
+  for (int n = 1; std::getline(in, line); n++)
+    if (line.rfind("fxt{", 0) == 0)
+      return std::to_string(n);
+  return "?";
+}
+
 std::string substitute(std::string text, const std::string &dir) {
   for (size_t at; (at = text.find("{dir}")) != std::string::npos;)
     text.replace(at, 5, dir);
+  for (size_t at; (at = text.find("{uring_fxt_line}")) != std::string::npos;)
+    text.replace(at, 16, uring_fxt_line());
   return text;
 }
 

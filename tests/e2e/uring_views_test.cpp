@@ -69,8 +69,9 @@ TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
                                  std::pair{"cq", &now.cq}})
         if (find_arg(r, name))
           *value = signed_arg(r, name);
-      if (seen.empty())
+      if (seen.empty()) {
         EXPECT_EQ(r.args.size(), 3u);
+      }
       seen.push_back(now);
     }
   ASSERT_EQ(seen.size(), 10u);
@@ -207,6 +208,42 @@ TEST_F(E2eUringViews, FindingsNameCqOverflowOnlyWhereThereIsOne) {
                        "findings:\n  cq_overflow: 36 completions found the completion "
                        "queue full"))
       << text;
+}
+
+// A ring table of 4 (--rings 4, one bucket): of 6 rings open at once, the
+// 5th and 6th take the places of the 1st and 2nd (none has submitted yet:
+// those were idle longest), whose requests are then not traced, and the
+// summary says so. Rings closed one by one free their places: 10 rings in
+// a row are all traced.
+TEST_F(E2eUringViews, RingsBeyondTheTableAreCountedAndClosedRingsMakeRoom) {
+  auto [t1, crowded] =
+      run_uring(workload("uring_rings") + " 6 3 together", {"-f", "json"}, {"--rings", "4"});
+  auto found = findings_of(crowded);
+  ASSERT_EQ(found.count("rings_untraced"), 1u) << crowded;
+  EXPECT_EQ(found["rings_untraced"]["evidence"]["rings"], 2);
+  auto creates = t1.named("create");
+  ASSERT_EQ(creates.size(), 6u);
+  std::sort(creates.begin(), creates.end(),
+            [](const auto *a, const auto *b) { return a->ts < b->ts; });
+  std::map<uint64_t, int> submits_per_ring;
+  for (const auto *s : t1.named("submit"))
+    submits_per_ring[arg(*s, "ring")]++;
+  for (size_t i = 0; i < creates.size(); i++)
+    EXPECT_EQ(submits_per_ring[arg(*creates[i], "ring")], i < 2 ? 0 : 3) << "ring " << i + 1;
+  EXPECT_EQ(t1.named("complete").size(), 12u);
+
+  auto [t2, in_turn] =
+      run_uring(workload("uring_rings") + " 10 3 one_by_one", {"-f", "json"}, {"--rings", "4"});
+  EXPECT_EQ(findings_of(in_turn).count("rings_untraced"), 0u) << in_turn;
+  EXPECT_EQ(t2.named("submit").size(), 30u);
+  EXPECT_EQ(t2.named("complete").size(), 30u);
+}
+
+TEST_F(E2eUringViews, RingsMustBeAPowerOfTwo) {
+  auto r = run(mt({"-c", "true", "uring", "--rings", "6"}), 60s);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.err, "uring.lua:")) << r;
+  EXPECT_TRUE(contains(r.err, "--rings must be a power of two from 4 to 65536, not 6")) << r;
 }
 
 // More io-workers at once than CPUs: uring_fanout blocks one worker per
