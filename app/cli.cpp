@@ -23,6 +23,15 @@ const char *usage_text() {
        moontrace list              list the scripts there are by name
        moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
                                    (--json: as JSON), up to where it is damaged
+       moontrace [ENGINE OPTIONS] check [--btf FILE|DIR] SCRIPT [OPTIONS]
+                                   say which probe of each list this kernel
+                                   would use, compile, and load into the
+                                   verifier without attaching; with --btf,
+                                   for the kernel whose BTF that is (a copy
+                                   of /sys/kernel/btf/vmlinux, or of the
+                                   whole directory for its modules), without
+                                   loading; exits 1 when a probe is missing
+                                   or it does not compile or load
 
 moontrace runs a Lua script that declares kernel probes, compiles them to
 BPF in-process, attaches them and runs the script's handlers on the events.
@@ -86,6 +95,8 @@ signal when a signal killed it).
 
 namespace {
 
+constexpr const char *kCheckUsage =
+    "usage: moontrace [ENGINE OPTIONS] check [--btf FILE|DIR] SCRIPT [OPTIONS]";
 constexpr double kLongestDuration = 365.0 * 24 * 3600;  // a year, in seconds
 
 double parse_duration(const std::string &v) {
@@ -198,6 +209,31 @@ Options parse_command_line(int argc, char **argv) {
       if (o.dump_file.empty())
         throw Error("usage: moontrace dump FILE.fxt [--json]");
       o.script.clear();
+    }
+    if (o.script == "check") {
+      o.check = true;
+      o.script.clear();
+      for (; i < argc && argv[i][0] == '-'; i++) {
+        std::string a = argv[i], v;
+        if (a == "--btf" && i + 1 < argc)
+          v = argv[++i];
+        else if (a.rfind("--btf=", 0) == 0)
+          v = a.substr(6);
+        else
+          throw Error(std::string(kCheckUsage) + " (engine options such as -f go before check)");
+        if (!o.check_btf.empty())
+          throw Error("option --btf is given twice; give it once");
+        if (v.empty())
+          throw Error("option --btf needs a file or a directory");
+        o.check_btf = v;
+      }
+      if (i == argc)
+        throw Error(kCheckUsage);
+      o.script = argv[i++];
+      if (!o.command.empty() || o.pid || !o.output.empty() || o.duration > 0 || o.emit_c)
+        throw Error(
+            "check attaches nothing and runs nothing: -c, -p, -o, --duration and "
+            "--emit-c do not go with it");
     }
     for (; i < argc; i++) {
       std::string a = argv[i];

@@ -30,6 +30,8 @@ struct Options {
   bool list_scripts = false;  // moontrace list
   std::string dump_file;      // moontrace dump FILE [--json]
   bool dump_json = false;
+  bool check = false;        // moontrace check [--btf PATH] SCRIPT
+  std::string check_btf;     // --btf: the kernel to check against, not this one
   bool list_probes = false;  // -l [PATTERN]
   std::string list_pattern;  // glob over probe names; "" lists all
   bool json = false;         // -f json

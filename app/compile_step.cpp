@@ -168,4 +168,19 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const De
   cache.store(key, result.object);
   return result.object;
 }
+GeneratedProgram generate_program(const Declaration &decl, const Resolution &resolution,
+                                  KernelFacts &kernel, const Options &options) {
+  GeneratorInput input;
+  input.decl = &decl;
+  input.resolution = &resolution;
+  input.btf = resolution.types ? resolution.types : kernel.btf();
+  if (options.pid || !options.command.empty())
+    input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
+  if (!decl.trace_file.empty())
+    input.rename_format = kernel.tracepoint("task", "task_rename");
+  if (!options.unsafe)
+    check_no_directives(decl);
+  return generate_c(input);
+}
+
 }  // namespace mt

@@ -7,9 +7,15 @@
 #include "app/cli.h"
 #include "codegen/c_generator.h"
 #include "common/declaration.h"
+#include "kernel/probe_resolver.h"
 #include "script/lua_script.h"
 
 namespace mt {
+
+// The C for DECL's probes as RESOLUTION chose them, with KERNEL's types;
+// without --unsafe, preprocessor directives in the script are refused.
+GeneratedProgram generate_program(const Declaration &decl, const Resolution &resolution,
+                                  KernelFacts &kernel, const Options &options);
 
 std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
                                      const Options &options, const ScriptSource &script);

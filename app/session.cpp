@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/check_command.h"
 #include "app/cli.h"
 #include "app/compile_step.h"
 #include "app/end_of_run.h"
@@ -25,6 +26,7 @@
 #include "common/error.h"
 #include "common/json_writer.h"
 #include "compiler/tracing_policy.h"
+#include "kernel/btf_file_facts.h"
 #include "kernel/probe_listing.h"
 #include "kernel/probe_resolver.h"
 #include "output/output.h"
@@ -93,7 +95,11 @@ int run(const Options &options) {
   ScriptSource source = load_script_source(options.script);
   report_hidden(source);
   SandboxOptions sandbox{options.unsafe, module_dirs_for(source.path)};
-  KernelFacts kernel;
+  // check --btf: the facts of the kernel whose BTF that is, not this one's.
+  std::unique_ptr<KernelFacts> kernel_facts =
+      options.check_btf.empty() ? std::make_unique<KernelFacts>()
+                                : std::make_unique<BtfFileFacts>(options.check_btf);
+  KernelFacts &kernel = *kernel_facts;
   LuaScript script(std::move(source), sandbox, args, output);
   script.set_kernel_facts(&kernel);
   script.set_output_path(options.output);
@@ -113,6 +119,13 @@ int run(const Options &options) {
     std::fputs(session_help(options.script, script.source().path, decl).c_str(), stdout);
     return 0;
   }
+  args.check_all_used();
+  for (const auto &a : more_args)
+    a.check_all_used();
+  for (const auto &notice : script.notices())
+    std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
+  if (options.check)
+    return run_check(options, script, kernel);
   // Files open before anything is attached, under temporary names until
   // tracing begins (output_file.h). A script that draws writes a trace,
   // which -o names; its text then goes to stdout.
@@ -132,11 +145,6 @@ int run(const Options &options) {
         "the README)",
         where);
   }
-  args.check_all_used();
-  for (const auto &a : more_args)
-    a.check_all_used();
-  for (const auto &notice : script.notices())
-    std::fprintf(stderr, "moontrace: %s\n", notice.c_str());
   if (!options.emit_c)
     check_bpf_usable();
 
@@ -148,17 +156,7 @@ int run(const Options &options) {
     for (const auto &note : resolution.notes)
       std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   bool filter = options.pid || !options.command.empty();
-  GeneratorInput input;
-  input.decl = &decl;
-  input.resolution = &resolution;
-  input.btf = resolution.types ? resolution.types : kernel.btf();
-  if (filter)
-    input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
-  if (!decl.trace_file.empty())
-    input.rename_format = kernel.tracepoint("task", "task_rename");
-  if (!options.unsafe)
-    check_no_directives(decl);
-  GeneratedProgram generated = generate_c(input);
+  GeneratedProgram generated = generate_program(decl, resolution, kernel, options);
   if (options.emit_c) {
     std::fputs(generated.source.c_str(), stdout);
     return 0;

@@ -72,7 +72,7 @@ const std::vector<std::unique_ptr<KernelBtf>> &KernelBtf::modules() const {
   std::error_code ec;
   for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if (name == "vmlinux")
+    if (name == "vmlinux" || !entry.is_regular_file(ec))
       continue;
     if (struct btf *split = btf__parse_split(entry.path().c_str(), btf_))
       modules_.push_back(std::make_unique<KernelBtf>(split, name));
@@ -191,8 +191,6 @@ bool KernelBtf::raw_tracepoint_signature(const std::string &event, BtfSignature 
   return signature_from_proto(btf_, ptr->type, 1, out);  // skips `void *__data`
 }
 
-namespace {
-
 // A tracepoint field as tracefs would describe it, from a BTF member.
 TraceField field_from_btf(const struct btf *btf, const std::string &name, int type_id, int offset) {
   TraceField f;
@@ -211,7 +209,9 @@ TraceField field_from_btf(const struct btf *btf, const std::string &name, int ty
        t && (btf_is_mod(t) || btf_is_typedef(t)); t = btf__type_by_id(btf, tid))
     tid = t->type;
   const struct btf_type *t = btf__type_by_id(btf, tid);
-  if (btf_is_array(t)) {
+  if (!t) {
+    f.type = "u" + std::to_string(f.size * 8);
+  } else if (btf_is_array(t)) {
     f.array_len = static_cast<int>(btf_array(t)->nelems);
     const struct btf_type *elem = btf__type_by_id(btf, btf_array(t)->type);
     f.type = elem && btf_is_int(elem) && elem->size == 1 ? "char" : "u8";
@@ -233,8 +233,6 @@ TraceField field_from_btf(const struct btf *btf, const std::string &name, int ty
   return f;
 }
 
-}  // namespace
-
 std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &event) const {
   int id = btf__find_by_name_kind(btf_, ("trace_event_raw_" + event).c_str(), BTF_KIND_STRUCT);
   if (id < 0)
@@ -244,8 +242,9 @@ std::optional<TraceFormat> KernelBtf::trace_event_format(const std::string &even
   const struct btf_type *t = btf__type_by_id(btf_, id);
   const struct btf_member *m = btf_members(t);
   for (int i = 0; i < btf_vlen(t); i++) {
-    std::string name = btf__name_by_offset(btf_, m[i].name_off);
-    if (name == "ent" || name == "__data")
+    const char *n = btf__name_by_offset(btf_, m[i].name_off);
+    std::string name = n ? n : "";
+    if (name.empty() || name == "ent" || name == "__data")
       continue;
     TraceField f =
         field_from_btf(btf_, name, m[i].type, static_cast<int>(btf_member_bit_offset(t, i) / 8));

@@ -111,6 +111,10 @@ class CTypeEmitter {
   std::set<int> defining_;
 };
 
+// A tracepoint field as tracefs would describe it, from a BTF member of
+// type TYPE_ID at byte OFFSET.
+TraceField field_from_btf(const struct btf *btf, const std::string &name, int type_id, int offset);
+
 // The fixed-width C type of an integer of `size` bytes, e.g. __s32.
 std::string c_int_type(int size, bool is_signed);
 

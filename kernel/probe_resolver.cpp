@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "kernel/btf_trace_events.h"
 
 namespace mt {
 
@@ -22,10 +23,7 @@ std::optional<TraceFormat> KernelFacts::tracepoint(const std::string &category,
   // most events' records (enough for --emit-c).
   if (!tracefs_readable()) {
     const KernelBtf *kbtf = btf();
-    auto format = kbtf ? kbtf->trace_event_format(event) : std::nullopt;
-    if (format)
-      format->category = category;
-    return format;
+    return kbtf ? btf_trace_event_format(*kbtf, category, event) : std::nullopt;
   }
   return read_trace_format(category, event);
 }

@@ -188,10 +188,10 @@ struct LuaScriptInfo : LuaApi {
     if (lowest.size() > 16 || !std::regex_match(lowest, release))
       luaL_error(L, "script{} requires: kernel '%s' is not like \"5.10\"", lowest.c_str());
     info.requirements.push_back("Linux " + lowest + " or later");
+    // Unknown for a kernel known by its BTF alone (check --btf): not checked.
     std::string running = s.kernel().release();
-    if (major_minor(running) < major_minor(lowest))
-      info.unmet.push_back("Linux " + lowest + " or later; this kernel is " +
-                           (running.empty() ? "of an unknown release" : running));
+    if (!running.empty() && major_minor(running) < major_minor(lowest))
+      info.unmet.push_back("Linux " + lowest + " or later; this kernel is " + running);
   }
 
   // probes = {...}: each probe, or one of each list of alternatives.

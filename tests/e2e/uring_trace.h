@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,6 +110,18 @@ inline std::set<uint64_t> Trace::pids() const {
       out.insert(r.object_type == 1 ? r.koid : arg(r, "process"));
   }
   return out;
+}
+
+// What a check report says each probe uses: "FILE:LINE: PROBE" lines,
+// but fentry's and fexit's when `without_fentry`.
+inline std::vector<std::string> probes_used(const std::string &report,
+                                            bool without_fentry = false) {
+  std::vector<std::string> used;
+  static const std::regex line(R"(^\S+:\d+: \S+.*$)"), fentry(R"(^\S+:\d+: f(entry|exit):.*)");
+  for (const auto &l : lines(report))
+    if (std::regex_match(l, line) && !(without_fentry && std::regex_match(l, fentry)))
+      used.push_back(l);
+  return used;
 }
 
 // The trace in `file`, which must pass Perfetto's import rules.
