@@ -24,6 +24,7 @@
 #include "codegen/c_generator.h"
 #include "common/embedded_files.h"
 #include "common/error.h"
+#include "compiler/compiler_library.h"
 #include "compiler/deref_rewriter.h"
 
 extern "C" {
@@ -280,9 +281,16 @@ CompileResult compile_in_this_thread(const std::string &source, const CompileOpt
 
 }  // namespace
 
-CompileResult compile_bpf(const std::string &source, const CompileOptions &options) {
+// The library's entry: an error never crosses into the engine as an
+// exception (the two have their own copies of its type).
+CompileResult compile_with_clang(const std::string &source, const CompileOptions &options) {
   CompileResult result;
-  run_with_large_stack([&] { result = compile_in_this_thread(source, options); });
+  try {
+    run_with_large_stack([&] { result = compile_in_this_thread(source, options); });
+  } catch (const std::exception &e) {
+    result = CompileResult();
+    result.failure = e.what();
+  }
   return result;
 }
 
@@ -317,3 +325,6 @@ CompileResult compile_in_this_thread(const std::string &source, const CompileOpt
 
 }  // namespace
 }  // namespace mt
+
+extern "C" __attribute__((visibility("default")))
+const mt::CompilerEntry mt_compiler_entry = {mt::kCompilerAbi, &mt::compile_with_clang, MT_VERSION};

@@ -1,4 +1,5 @@
-// Generated BPF C -> ELF object with BTF, by Clang/LLVM in this process.
+// Generated BPF C -> ELF object with BTF, by Clang/LLVM in this process,
+// from the compiler library loaded when first needed.
 #pragma once
 #include <set>
 #include <string>
@@ -19,6 +20,7 @@ struct CompileResult {
   std::vector<char> object;
   std::vector<CompileDiagnostic> diagnostics;
   std::string rewritten_source;  // after pointer-read rewriting
+  std::string failure;           // the back end gave up (no diagnostics then)
 };
 
 struct CompileOptions {
@@ -34,6 +36,13 @@ struct CompileOptions {
   std::set<std::string> line_files;
 };
 
+// Compiles with the compiler library, loaded on the first call from next
+// to the executable or from the build tree, once checked like a script
+// (owned by root or you, writable by no one else). Throws mt::Error when
+// there is none, or when the back end gives up.
 CompileResult compile_bpf(const std::string &source, const CompileOptions &options);
+
+// Whether this process has loaded the compiler library (and so LLVM).
+bool compiler_loaded();
 
 }  // namespace mt
