@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -23,6 +24,12 @@ const char *usage_text() {
        moontrace list              list the scripts there are by name
        moontrace dump FILE.fxt     print a trace (or FILE.fxt.gz) one record a line
                                    (--json: as JSON), up to where it is damaged
+       moontrace pack [-o FILE.mtpkg] [--btf FILE|DIR]... SCRIPT [OPTIONS]
+                                   bundle SCRIPT, the modules it requires and
+                                   its BPF objects, compiled with OPTIONS for
+                                   this kernel and each --btf one, into
+                                   SCRIPT.mtpkg (or FILE), which runs as
+                                   moontrace FILE.mtpkg OPTIONS without Clang
        moontrace [ENGINE OPTIONS] check [--btf FILE|DIR] SCRIPT [OPTIONS]
                                    say which probe of each list this kernel
                                    would use, compile, and load into the
@@ -63,6 +70,8 @@ Engine options (before SCRIPT):
                         lost events per interval, show verifier logs
       --emit-c          print the generated C and exit (no root needed)
       --no-cache        compile even if a cached object exists
+      --expect-digest SHA256
+                        run the package only if its sha256 is this one
       --unsafe          give the script os, io, load, dofile and debug, let
                         fxt{file=} name a path outside the working
                         directory, and let its C call any BPF helper or
@@ -95,6 +104,8 @@ signal when a signal killed it).
 
 namespace {
 
+constexpr const char *kPackUsage =
+    "usage: moontrace [ENGINE OPTIONS] pack [-o FILE.mtpkg] [--btf FILE|DIR]... SCRIPT [OPTIONS]";
 constexpr const char *kCheckUsage =
     "usage: moontrace [ENGINE OPTIONS] check [--btf FILE|DIR] SCRIPT [OPTIONS]";
 constexpr double kLongestDuration = 365.0 * 24 * 3600;  // a year, in seconds
@@ -176,6 +187,17 @@ Options parse_command_line(int argc, char **argv) {
     } else if (a == "--duration") {
       once(a, "--duration");
       o.duration = parse_duration(arg());
+    } else if (a == "--expect-digest") {
+      once(a, a);
+      o.expect_digest = arg();
+      bool hex = o.expect_digest.size() == 64;
+      for (char c : o.expect_digest)
+        hex = hex && std::isxdigit(static_cast<unsigned char>(c));
+      if (!hex)
+        throw Error("invalid digest '" + o.expect_digest +
+                    "' for --expect-digest: expected the 64 hex digits sha256sum prints");
+      for (auto &c : o.expect_digest)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     } else if (a == "--emit-c") {
       o.emit_c = true;
     } else if (a == "--no-cache") {
@@ -235,6 +257,25 @@ Options parse_command_line(int argc, char **argv) {
             "check attaches nothing and runs nothing: -c, -p, -o, --duration and "
             "--emit-c do not go with it");
     }
+    if (o.script == "pack") {
+      o.pack = true;
+      o.script.clear();
+      for (; i < argc && argv[i][0] == '-'; i++) {
+        std::string a = argv[i];
+        if ((a == "--btf" || a == "-o") && i + 1 < argc && argv[i + 1][0]) {
+          if (a == "-o" && !o.output.empty())
+            throw Error("option -o is given twice; give it once");
+          (a == "-o" ? o.output : o.pack_btf.emplace_back()) = argv[++i];
+        } else {
+          throw Error(kPackUsage);
+        }
+      }
+      if (i == argc)
+        throw Error(kPackUsage);
+      o.script = argv[i++];
+      if (!o.command.empty() || o.pid || o.duration > 0 || o.emit_c)
+        throw Error("pack runs nothing: -c, -p, --duration and --emit-c do not go with it");
+    }
     for (; i < argc; i++) {
       std::string a = argv[i];
       if (a != "+") {
@@ -248,6 +289,10 @@ Options parse_command_line(int argc, char **argv) {
   }
   if (!o.command.empty() && o.pid)
     throw Error("-c and -p cannot be combined");
+  if (o.pack && !o.more_scripts.empty())
+    throw Error("pack takes one script; '+' joins scripts only to run them");
+  if (!o.expect_digest.empty() && !o.script.ends_with(".mtpkg"))
+    throw Error("--expect-digest pins a package: the script must be a .mtpkg file");
   return o;
 }
 

@@ -30,11 +30,14 @@ struct Options {
   bool list_scripts = false;  // moontrace list
   std::string dump_file;      // moontrace dump FILE [--json]
   bool dump_json = false;
-  bool check = false;        // moontrace check [--btf PATH] SCRIPT
-  std::string check_btf;     // --btf: the kernel to check against, not this one
-  bool list_probes = false;  // -l [PATTERN]
-  std::string list_pattern;  // glob over probe names; "" lists all
-  bool json = false;         // -f json
+  bool pack = false;                  // moontrace pack [-o FILE] [--btf PATH]... SCRIPT
+  std::vector<std::string> pack_btf;  // --btf: kernels to compile for besides this one
+  std::string expect_digest;          // --expect-digest: a package's sha256
+  bool check = false;                 // moontrace check [--btf PATH] SCRIPT
+  std::string check_btf;              // --btf: the kernel to check against, not this one
+  bool list_probes = false;           // -l [PATTERN]
+  std::string list_pattern;           // glob over probe names; "" lists all
+  bool json = false;                  // -f json
 };
 
 // Throws mt::Error on bad engine options.

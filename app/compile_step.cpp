@@ -79,7 +79,7 @@ CompileResult compile_unless_stopped(const std::string &source, const CompileOpt
   auto job = std::make_shared<Job>();
   job->source = source;
   job->options = options;
-  std::thread([job] {
+  std::thread worker([job] {
     if (const char *ms = std::getenv("MOONTRACE_TEST_SLOW_COMPILE_MS"))
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
     CompileResult result;
@@ -94,10 +94,18 @@ CompileResult compile_unless_stopped(const std::string &source, const CompileOpt
     job->error = error;
     job->done = true;
     job->finished.notify_one();
-  }).detach();
-  std::unique_lock lock(job->mutex);
-  while (!job->finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return job->done; }))
-    stop_if_signalled_before_tracing();
+  });
+  try {
+    std::unique_lock lock(job->mutex);
+    while (!job->finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return job->done; }))
+      stop_if_signalled_before_tracing();
+  } catch (...) {
+    worker.detach();  // a stop: the process goes without it
+    throw;
+  }
+  // Finished: its exit (LLVM's thread-local teardown) must not race the
+  // process's own, when moontrace exits soon after (pack, check).
+  worker.join();
   if (job->error)
     std::rethrow_exception(job->error);
   return std::move(job->result);
@@ -105,13 +113,18 @@ CompileResult compile_unless_stopped(const std::string &source, const CompileOpt
 
 }  // namespace
 
-std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
-                                     const Options &options, const ScriptSource &script) {
+CompileOptions compile_options_for(const GeneratedProgram &generated) {
   CompileOptions compile_options;
   for (const auto &p : generated.probes)
     (p.name.has_direct_btf_access() ? compile_options.typed_read_functions
                                     : compile_options.rewrite_functions)
         .insert(p.program);
+  return compile_options;
+}
+
+std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
+                                     const Options &options, const ScriptSource &script) {
+  CompileOptions compile_options = compile_options_for(generated);
   ObjectCache cache(ObjectCache::default_directory());
   std::string key = ObjectCache::key_for(generated.source, compile_options);
   if (!options.no_cache)

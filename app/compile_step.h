@@ -7,6 +7,7 @@
 #include "app/cli.h"
 #include "codegen/c_generator.h"
 #include "common/declaration.h"
+#include "compiler/clang_compiler.h"
 #include "kernel/probe_resolver.h"
 #include "script/lua_script.h"
 
@@ -16,6 +17,9 @@ namespace mt {
 // without --unsafe, preprocessor directives in the script are refused.
 GeneratedProgram generate_program(const Declaration &decl, const Resolution &resolution,
                                   KernelFacts &kernel, const Options &options);
+
+// How GENERATED's programs are compiled: which read pointers directly.
+CompileOptions compile_options_for(const GeneratedProgram &generated);
 
 std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
                                      const Options &options, const ScriptSource &script);

@@ -16,6 +16,7 @@
 #include "app/compile_step.h"
 #include "app/end_of_run.h"
 #include "app/loss_report.h"
+#include "app/package_step.h"
 #include "app/record_router.h"
 #include "app/run_loop.h"
 #include "app/run_state.h"
@@ -88,13 +89,24 @@ int run(const Options &options) {
   // From here on a stop signal is a request to stop; dump and list above
   // die of it, as filters do.
   install_stop_signal_handlers();
+  if (options.pack)
+    return run_pack(options);
 
   Output output;
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
-  ScriptSource source = load_script_source(options.script);
+  // A package brings its script and modules, and its objects in place of
+  // compiling.
+  std::optional<Package> package;
+  if (options.script.ends_with(".mtpkg"))
+    package = load_package(options.script, options.expect_digest);
+  ScriptSource source = package ? ScriptSource{package->script_name, package->script, false, {}}
+                                : load_script_source(options.script);
   report_hidden(source);
-  SandboxOptions sandbox{options.unsafe, module_dirs_for(source.path)};
+  SandboxOptions sandbox{options.unsafe,
+                         package ? std::vector<std::string>{} : module_dirs_for(source.path)};
+  if (package)
+    sandbox.packaged_modules = package->modules;
   // check --btf: the facts of the kernel whose BTF that is, not this one's.
   std::unique_ptr<KernelFacts> kernel_facts =
       options.check_btf.empty() ? std::make_unique<KernelFacts>()
@@ -164,8 +176,10 @@ int run(const Options &options) {
 
   std::vector<char> object;
   if (!resolution.probes.empty()) {
-    object = compile_with_cache(generated, decl, options, script.source());
-    // Cached objects too: the same C may have been compiled under --unsafe.
+    object = package ? object_from_package(generated, *package, options.script)
+                     : compile_with_cache(generated, decl, options, script.source());
+    // Cached and packaged objects too: the same C may have been compiled
+    // under --unsafe.
     if (!options.unsafe)
       check_tracing_only({object.data(), object.size()}, generated, decl);
   }

@@ -64,16 +64,10 @@ std::string ObjectCache::default_directory() {
   return home_of_effective_user() + "/.cache/moontrace";
 }
 
-std::string ObjectCache::key_for(const std::string &c_source, const CompileOptions &options) {
-  // The kernel's BTF changes with the kernel build; its size, time and the
-  // kernel's version string identify it without reading megabytes.
-  struct utsname uts;
-  uname(&uts);
-  struct stat st {};
-  stat("/sys/kernel/btf/vmlinux", &st);
+std::string ObjectCache::portable_key_for(const std::string &c_source,
+                                          const CompileOptions &options) {
   ContentHash hash;
-  hash.add(c_source).add(uts.release).add(uts.version).add(std::to_string(st.st_size));
-  hash.add(MT_VERSION);
+  hash.add(c_source).add(MT_VERSION);
   for (const auto &[mode, functions] : {std::pair{"probe reads", &options.rewrite_functions},
                                         std::pair{"typed reads", &options.typed_read_functions}})
     for (const auto &function : *functions)
@@ -81,6 +75,21 @@ std::string ObjectCache::key_for(const std::string &c_source, const CompileOptio
   for (const auto &header : kBpfHeaders)
     hash.add(header.name).add(header.content);
   return hash.hex();
+}
+
+std::string ObjectCache::key_for(const std::string &c_source, const CompileOptions &options) {
+  // The kernel's BTF changes with the kernel build; its size, time and the
+  // kernel's version string identify it without reading megabytes.
+  struct utsname uts;
+  uname(&uts);
+  struct stat st {};
+  stat("/sys/kernel/btf/vmlinux", &st);
+  return ContentHash()
+      .add(portable_key_for(c_source, options))
+      .add(uts.release)
+      .add(uts.version)
+      .add(std::to_string(st.st_size))
+      .hex();
 }
 
 std::string ObjectCache::encode(const std::string &key, const std::vector<char> &object) {

@@ -27,6 +27,10 @@ class ObjectCache {
   // The key for a generated source on this kernel, compiled with `options`
   // (which programs' pointer reads are rewritten, and how).
   static std::string key_for(const std::string &c_source, const CompileOptions &options = {});
+  // The same without the kernel: a package's objects, which are CO-RE and
+  // were compiled from C generated for the kernel they are run on.
+  static std::string portable_key_for(const std::string &c_source,
+                                      const CompileOptions &options = {});
 
   // The object stored for `key`, or nullopt when there is none or it is
   // damaged or another key's. Throws mt::Error (one line, with the fix)

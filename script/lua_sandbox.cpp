@@ -106,6 +106,35 @@ int search_stdlib(lua_State *L) {
   return 2;
 }
 
+// Notes in kFileModulesKey that `require NAME` read SOURCE from a file.
+void remember_file_module(lua_State *L, const char *name, const std::string &source) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kFileModulesKey);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kFileModulesKey);
+  }
+  lua_pushlstring(L, source.data(), source.size());
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+constexpr const char *kPackagedKey = "moontrace.packaged_modules";
+constexpr const char *kPackingKey = "moontrace.packing";
+
+// A packaged module's chunk name: its messages and #line say NAME.lua.
+std::string packaged_chunk(const char *name) {
+  return std::string("@") + name + ".lua";
+}
+
+bool packing(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kPackingKey);
+  bool on = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return on;
+}
+
 // package.searchers entry for Lua files along package.path. Unlike Lua's
 // own, it loads text only (bytecode is unchecked and could escape the
 // sandbox), and only files that nobody but root, the user and the sudo
@@ -145,16 +174,36 @@ int search_text_files(lua_State *L) {
       lua_concat(L, 2);
       loaded = false;
     } else {
-      std::string chunk = "@" + file;
+      std::string chunk = packing(L) ? packaged_chunk(name) : "@" + file;
       loaded = luaL_loadbufferx(L, text.data(), text.size(), chunk.c_str(), "t") == LUA_OK;
       if (!loaded)
         lua_pushfstring(L, "error loading module '%s' from file '%s':\n\t%s", name, file.c_str(),
                         lua_tostring(L, -1));
       else
         lua_pushstring(L, file.c_str());
+      if (loaded)
+        remember_file_module(L, name, text);
     }
   }
   return loaded ? 2 : lua_error(L);
+}
+
+// package.searchers entry for a package's modules (kPackagedKey).
+int search_packaged(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, kPackagedKey);
+  lua_getfield(L, -1, name);
+  if (!lua_isstring(L, -1)) {
+    lua_pushfstring(L, "no module '%s' in the package", name);
+    return 1;
+  }
+  size_t size = 0;
+  const char *source = lua_tolstring(L, -1, &size);
+  std::string chunk = packaged_chunk(name);
+  if (luaL_loadbufferx(L, source, size, chunk.c_str(), "t") != LUA_OK)
+    return lua_error(L);
+  lua_pushstring(L, chunk.c_str() + 1);
+  return 2;
 }
 
 // The allocator of every script's state: Lua's own, with a ceiling. An
@@ -302,8 +351,20 @@ lua_State *new_sandboxed_state(const SandboxOptions &options) {
   lua_rawseti(L, -2, 2);
   lua_pushcfunction(L, search_text_files);
   lua_rawseti(L, -2, 3);
+  if (!options.packaged_modules.empty()) {
+    lua_pushcfunction(L, search_packaged);
+    lua_rawseti(L, -2, 4);
+  }
   lua_setfield(L, -3, "searchers");
   lua_pop(L, 2);
+  lua_newtable(L);
+  for (const auto &[name, source] : options.packaged_modules) {
+    lua_pushlstring(L, source.data(), source.size());
+    lua_setfield(L, -2, name.c_str());
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, kPackagedKey);
+  lua_pushboolean(L, options.packing);
+  lua_setfield(L, LUA_REGISTRYINDEX, kPackingKey);
   return L;
 }
 

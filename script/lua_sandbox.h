@@ -2,6 +2,7 @@
 // and code-loading access unless --unsafe, and a `require` that finds
 // modules in the built-in stdlib, next to the script and in MOONTRACE_PATH.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,13 @@ struct lua_State;
 namespace mt {
 
 struct SandboxOptions {
-  bool unsafe = false;                    // --unsafe: os, io, load*, dofile, debug
-  std::vector<std::string> module_dirs;   // searched in order after the stdlib
+  bool unsafe = false;                   // --unsafe: os, io, load*, dofile, debug
+  std::vector<std::string> module_dirs;  // searched in order after the stdlib
+  // A package's modules (require name -> source), searched after the stdlib.
+  std::map<std::string, std::string> packaged_modules;
+  // moontrace pack: modules read from files are named as the package will
+  // name them (NAME.lua), for the generated C to be the same.
+  bool packing = false;
   size_t memory_limit = size_t(1) << 30;  // bytes the Lua state may hold
 };
 
@@ -29,6 +35,10 @@ std::string memory_refusal(lua_State *L);
 // The registry's list of lines saying which modules in the module
 // directories a built-in module of the same name hid.
 inline constexpr const char *kShadowedKey = "moontrace.shadowed";
+
+// The registry's table of the modules `require` read from files: require
+// name -> source, for moontrace pack.
+inline constexpr const char *kFileModulesKey = "moontrace.file_modules";
 
 // Directories for `require`: the script's own, then each of MOONTRACE_PATH.
 std::vector<std::string> module_dirs_for(const std::string &script_path);

@@ -221,4 +221,22 @@ void LuaScript::call(int decl_id) {
   call_handler_on_stack(0);
 }
 
+std::map<std::string, std::string> LuaScript::file_modules() const {
+  std::map<std::string, std::string> out;
+  lua_getfield(L_, LUA_REGISTRYINDEX, kFileModulesKey);
+  if (lua_istable(L_, -1)) {
+    lua_pushnil(L_);
+    while (lua_next(L_, -2)) {
+      if (lua_type(L_, -2) == LUA_TSTRING && lua_type(L_, -1) == LUA_TSTRING) {
+        size_t size = 0;
+        const char *text = lua_tolstring(L_, -1, &size);
+        out[lua_tostring(L_, -2)] = std::string(text, size);
+      }
+      lua_pop(L_, 1);
+    }
+  }
+  lua_pop(L_, 1);
+  return out;
+}
+
 }  // namespace mt

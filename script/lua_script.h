@@ -65,6 +65,8 @@ class LuaScript {
   // What notice() said while declaring, "SCRIPT: text", for stderr.
   const std::vector<std::string> &notices() const { return notices_; }
   const Declaration &declaration() const { return decl_; }
+  // The modules `require` read from files so far: name -> source.
+  std::map<std::string, std::string> file_modules() const;
   const ScriptSource &source() const { return source_; }
   lua_State *state() { return L_; }
 

@@ -15,10 +15,6 @@ namespace {
 
 class E2eCompilerLibrary : public BpfTest {};
 
-std::string library() {
-  return std::filesystem::path(moontrace()).parent_path() / "libmoontrace-compiler.so";
-}
-
 // COMMAND's result with the loader naming the files it opens, and with the
 // object cache in `cache`.
 Result traced_loading(Command c, const std::string &cache) {
@@ -54,19 +50,6 @@ TEST_F(E2eCompilerLibrary, OnlyACompileLoadsLlvm) {
   EXPECT_FALSE(loads_llvm(dump));
 }
 
-// Runs moontrace ARGS with LLVM's and Clang's libraries (those the compiler
-// library needs) replaced by empty files, in a mount namespace of its own.
-Result without_llvm(const std::vector<std::string> &args, const std::string &cache) {
-  std::string hide =
-      "for f in $(ldd \"$1\" | awk '/LLVM|clang/ { print $3 }'); do "
-      "mount --bind /dev/null \"$(readlink -f \"$f\")\" || exit 90; done; shift; exec \"$@\"";
-  Command c;
-  c.argv = {"unshare", "-m", "sh", "-c", hide, "sh", library(), moontrace()};
-  c.argv.insert(c.argv.end(), args.begin(), args.end());
-  c.env.push_back({"MOONTRACE_CACHE", cache});
-  return run(c, 120s);
-}
-
 TEST_F(E2eCompilerLibrary, AWarmStartRunsWithoutLlvmAndACompileSaysWhy) {
   TempDir dir;
   std::string cache = dir.path() / "cache";
@@ -81,7 +64,7 @@ TEST_F(E2eCompilerLibrary, AWarmStartRunsWithoutLlvmAndACompileSaysWhy) {
   EXPECT_FALSE(valid_trace(trace).named("submit").empty()) << warm;
   // A script not compiled yet needs the compiler.
   auto compile = without_llvm({"-c", "true", "demo"}, cache);
-  EXPECT_TRUE(one_line_error(compile, {"cannot load the compiler library " + library()}))
+  EXPECT_TRUE(one_line_error(compile, {"cannot load the compiler library " + compiler_library()}))
       << compile;
 }
 
@@ -91,7 +74,7 @@ TEST_F(E2eCompilerLibrary, ALibraryOthersCanWriteIsRefused) {
   TempDir dir;
   std::string bin = dir.file("moontrace"), lib = dir.file("libmoontrace-compiler.so");
   std::filesystem::copy_file(moontrace(), bin);
-  std::filesystem::copy_file(library(), lib);
+  std::filesystem::copy_file(compiler_library(), lib);
   ASSERT_EQ(chmod(lib.c_str(), 0666), 0);
   std::string cache = dir.path() / "cache";
   ASSERT_EQ(mkdir(cache.c_str(), 0700), 0);

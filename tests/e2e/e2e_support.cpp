@@ -341,4 +341,19 @@ void BpfTest::SetUp() {
   skip_unless_ci(why, "BPF is not usable");
 }
 
+std::string compiler_library() {
+  return (std::filesystem::path(moontrace()).parent_path() / "libmoontrace-compiler.so").string();
+}
+
+Result without_llvm(const std::vector<std::string> &args, const std::string &cache) {
+  std::string hide =
+      "for f in $(ldd \"$1\" | awk '/LLVM|clang/ { print $3 }'); do "
+      "mount --bind /dev/null \"$(readlink -f \"$f\")\" || exit 90; done; shift; exec \"$@\"";
+  Command c;
+  c.argv = {"unshare", "-m", "sh", "-c", hide, "sh", compiler_library(), moontrace()};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.env.push_back({"MOONTRACE_CACHE", cache});
+  return run(c, 120s);
+}
+
 }  // namespace e2e

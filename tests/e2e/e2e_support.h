@@ -99,6 +99,13 @@ std::vector<std::string> lines(const std::string &text);
 std::vector<std::string> words(const std::string &line);  // split at whitespace
 bool contains(const std::string &text, const std::string &needle);
 
+// The compiler library beside the moontrace under test.
+std::string compiler_library();
+// Runs moontrace ARGS, with MOONTRACE_CACHE set to `cache`, where the
+// libraries of LLVM and Clang (those the compiler library needs) are empty
+// files, in a mount namespace of its own.
+Result without_llvm(const std::vector<std::string> &args, const std::string &cache);
+
 // Exit code 1 and exactly one stderr line "moontrace: ..." holding every needle.
 ::testing::AssertionResult one_line_error(const Result &r, const std::vector<std::string> &needles);
 std::string read_file(const std::string &path);
