@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/sha256.h"
 #include "tests/e2e/uring_trace.h"
 
 namespace e2e {
@@ -561,6 +562,51 @@ TEST_F(E2eVm, Kernel61ProbeKindsShippedScriptsAndUringTrace) {
     EXPECT_TRUE(contains(here.out, "not loaded: that kernel is not the one running here")) << here;
     EXPECT_EQ(probes_used(here.out), probes_used(there.out)) << here << "\n" << there;
   }
+}
+
+// A package packed here for Debian's 6.1 (pack --btf with the BTF that a
+// first boot copies out) runs there, pinned by its sha256, with the
+// libraries of LLVM and Clang replaced by empty files: nothing compiles.
+TEST_F(E2eVm, APackagePackedHereRunsOn61WithoutLlvm) {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  auto boot = [&](const std::string &commands) {
+    dir.write("boot.sh", "D=" + quote(d) + "\ncd \"$D\"\nMT=" + quote(moontrace()) + "\n" +
+                             kGuestHelpers + commands);
+    auto vm = run(
+        {{run_sh(), "--timeout", "200", "--console", "--rw", d, "--", "sh", dir.file("boot.sh")}},
+        205s);
+    EXPECT_EQ(vm.exit_code, 0) << vm;
+  };
+  boot("check btf 'mkdir -p btf && for f in /sys/kernel/btf/*; do cat $f >btf/${f##*/}; done'\n");
+  ASSERT_EQ(read_file(dir.file("btf.rc")), "0\n");
+  std::string package = dir.file("u61.mtpkg");
+  auto packed = run(e2e::mt({"pack", "-o", package, "--btf", dir.file("btf"), "uring"}), 180s);
+  ASSERT_EQ(packed.exit_code, 0) << packed;
+  std::string sum = mt::sha256_hex(read_file(package));
+  // The files the compiler library loads, as the guest sees them too.
+  auto libs = run({{"sh", "-c",
+                    "ldd " + quote(compiler_library()) +
+                        " | awk '/LLVM|clang/ { print $3 }' | xargs readlink -f"}});
+  ASSERT_EQ(libs.exit_code, 0) << libs;
+  std::string hide;
+  for (const auto &lib : lines(libs.out))
+    hide += "mount --bind /dev/null " + lib + " && ";
+  ASSERT_FALSE(hide.empty()) << libs;
+  std::string trace = dir.file("u.fxt");
+  boot("check package " +
+       quote(hide + "$MT --expect-digest " + sum + " -o " + trace + " -c " +
+             workload("uring_demo") + " " + package) +
+       "\n");
+  std::string rc = read_file(dir.file("package.rc")), err = read_file(dir.file("package.err"));
+  EXPECT_EQ(rc, "0\n") << err;
+  EXPECT_FALSE(contains(err, "compiler library")) << err;
+  Trace t = valid_trace(trace);
+  std::set<uint64_t> submitted;
+  for (const auto *r : t.named("submit"))
+    submitted.insert(arg(*r, "user_data"));
+  auto expected = submitted_requests();
+  EXPECT_EQ(submitted, std::set<uint64_t>(expected.begin(), expected.end())) << err;
 }
 
 }  // namespace
