@@ -10,7 +10,7 @@ packages=(
   llvm-19-dev libclang-cpp19-dev libclang-19-dev   # in-process Clang, BPF backend
   libbpf-dev libelf-dev zlib1g-dev                 # loading and attaching; zlib also gzips traces
   liblua5.4-dev                                    # scripts
-  nettle-dev                                       # sha256 of packages
+  nettle-dev openssh-client                        # packages: sha256, signatures (ssh-keygen)
   liburing-dev libgtest-dev fio                    # workloads and tests
   nlohmann-json3-dev                               # tests parse -f json output
   bpftrace linux-perf                              # benchmarks compare against them

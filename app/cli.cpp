@@ -72,6 +72,10 @@ Engine options (before SCRIPT):
       --no-cache        compile even if a cached object exists
       --expect-digest SHA256
                         run the package only if its sha256 is this one
+      --signers FILE    run the package only if NAME.mtpkg.sig, beside it,
+                        is its signature by one of FILE's allowed signers
+                        (ssh-keygen -Y sign -n moontrace; FILE as for
+                        ssh-keygen -Y verify)
       --unsafe          give the script os, io, load, dofile and debug, let
                         fxt{file=} name a path outside the working
                         directory, and let its C call any BPF helper or
@@ -198,6 +202,11 @@ Options parse_command_line(int argc, char **argv) {
                     "' for --expect-digest: expected the 64 hex digits sha256sum prints");
       for (auto &c : o.expect_digest)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (a == "--signers") {
+      once(a, a);
+      o.signers = arg();
+      if (o.signers.empty())
+        throw Error("option --signers needs a file of allowed signers");
     } else if (a == "--emit-c") {
       o.emit_c = true;
     } else if (a == "--no-cache") {
@@ -293,6 +302,8 @@ Options parse_command_line(int argc, char **argv) {
     throw Error("pack takes one script; '+' joins scripts only to run them");
   if (!o.expect_digest.empty() && !o.script.ends_with(".mtpkg"))
     throw Error("--expect-digest pins a package: the script must be a .mtpkg file");
+  if (!o.signers.empty() && !o.script.ends_with(".mtpkg"))
+    throw Error("--signers checks a package's signature: the script must be a .mtpkg file");
   return o;
 }
 

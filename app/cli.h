@@ -33,6 +33,7 @@ struct Options {
   bool pack = false;                  // moontrace pack [-o FILE] [--btf PATH]... SCRIPT
   std::vector<std::string> pack_btf;  // --btf: kernels to compile for besides this one
   std::string expect_digest;          // --expect-digest: a package's sha256
+  std::string signers;                // --signers: allowed signers of the package's NAME.mtpkg.sig
   bool check = false;                 // moontrace check [--btf PATH] SCRIPT
   std::string check_btf;              // --btf: the kernel to check against, not this one
   bool list_probes = false;           // -l [PATTERN]

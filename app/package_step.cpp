@@ -27,7 +27,127 @@
 
 namespace mt {
 
-Package load_package(const std::string &path, const std::string &expected_sha256) {
+namespace {
+
+// All of SIZE bytes to FD, through EINTR; false on an error.
+bool write_all(int fd, const char *data, size_t size) {
+  for (size_t at = 0; at < size;) {
+    ssize_t n = write(fd, data + at, size - at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// What FD holds until its end (or an error), then closes it.
+std::string read_to_end(int fd) {
+  std::string out;
+  char buffer[65536];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    out.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// PID's exit status, or -1 when it did not exit.
+int exit_status(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct ToolRun {
+  int status = -1;     // exit status, -1 when it did not exit
+  std::string output;  // stdout and stderr
+};
+
+// ARGV run with INPUT on its stdin; its output kept. The tool is looked up
+// in the system's directories only, not the caller's PATH.
+ToolRun run_tool(const std::vector<std::string> &argv, const std::string &input) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+    throw Error(std::string("cannot run ") + argv[0] + ": " + std::strerror(errno));
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0)
+    throw Error(std::string("cannot run ") + argv[0] + ": " + std::strerror(errno));
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    std::vector<char *> args;
+    for (const auto &a : argv)
+      args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    for (const char *dir : {"/usr/bin/", "/bin/"})
+      execv((dir + argv[0]).c_str(), args.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  // SIGPIPE is ignored (stop_signals.h): a tool that stopped reading says
+  // why in its status.
+  write_all(in[1], input.data(), input.size());
+  close(in[1]);
+  ToolRun result;
+  result.output = read_to_end(out[0]).substr(0, 65536);
+  result.status = exit_status(pid);
+  return result;
+}
+
+// The first line of TEXT, tamed for one line of an error.
+std::string first_line(const std::string &text) {
+  std::string line = text.substr(0, text.find('\n'));
+  for (auto &c : line)
+    if (static_cast<unsigned char>(c) < 0x20)
+      c = '?';
+  return line.substr(0, 200);
+}
+
+// Throws unless PATH.sig is a signature of BYTES by one of SIGNERS.
+void verify_signature(const std::string &path, const std::string &bytes,
+                      const std::string &signers) {
+  std::string sig = path + ".sig";
+  if (access(sig.c_str(), F_OK) != 0)
+    throw Error("refusing to run " + path + ": --signers asks for its signature, " + sig +
+                ", and there is none");
+  // Both opened as scripts are, then handed over by descriptor: what was
+  // checked is what ssh-keygen reads.
+  UniqueFd signers_fd = open_trusted_file(signers, script_owners());
+  UniqueFd sig_fd = open_trusted_file(sig, script_owners());
+  for (int fd : {signers_fd.get(), sig_fd.get()})
+    fcntl(fd, F_SETFD, 0);  // inherited by ssh-keygen
+  std::string signers_at = "/dev/fd/" + std::to_string(signers_fd.get()),
+              sig_at = "/dev/fd/" + std::to_string(sig_fd.get());
+  ToolRun found =
+      run_tool({"ssh-keygen", "-Y", "find-principals", "-f", signers_at, "-s", sig_at}, "");
+  std::string principal = found.output.substr(0, found.output.find('\n'));
+  if (found.status == 127)
+    throw Error("cannot check " + sig + ": ssh-keygen is not installed (package openssh-client)");
+  if (found.status != 0 || principal.empty())
+    throw Error("refusing to run " + path + ": " + sig + " is by no signer " + signers +
+                " allows (" + first_line(found.output) + ")");
+  ToolRun verified = run_tool({"ssh-keygen", "-Y", "verify", "-f", signers_at, "-I", principal,
+                               "-n", "moontrace", "-s", sig_at},
+                              bytes);
+  if (verified.status != 0)
+    throw Error("refusing to run " + path + ": its signature " + sig + " does not verify (" +
+                first_line(verified.output) + ")");
+}
+
+}  // namespace
+
+Package load_package(const std::string &path, const std::string &expected_sha256,
+                     const std::string &signers) {
   UniqueFd fd = open_trusted_file(path, script_owners());
   std::string bytes = read_whole_file(fd.get(), path);
   if (!expected_sha256.empty()) {
@@ -36,6 +156,8 @@ Package load_package(const std::string &path, const std::string &expected_sha256
       throw Error("refusing to run " + path + ": its sha256 is " + actual + ", not " +
                   expected_sha256 + " (--expect-digest)");
   }
+  if (!signers.empty())
+    verify_signature(path, bytes, signers);
   return decode_package(bytes, path);
 }
 
@@ -77,12 +199,8 @@ std::vector<char> made_in_child(const std::function<std::vector<char>()> &make) 
     close(fds[0]);
     try {
       std::vector<char> object = make();
-      for (size_t at = 0; at < object.size();) {
-        ssize_t n = write(fds[1], object.data() + at, object.size() - at);
-        if (n <= 0 && errno != EINTR)
-          _exit(1);
-        at += n > 0 ? static_cast<size_t>(n) : 0;
-      }
+      if (!write_all(fds[1], object.data(), object.size()))
+        _exit(1);
       _exit(0);
     } catch (const Error &e) {
       std::fprintf(stderr, "moontrace: %s\n", e.located().c_str());
@@ -93,22 +211,10 @@ std::vector<char> made_in_child(const std::function<std::vector<char>()> &make) 
     _exit(1);
   }
   close(fds[1]);
-  std::vector<char> object;
-  char buffer[65536];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) != 0;) {
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      break;
-    object.insert(object.end(), buffer, buffer + n);
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  std::string object = read_to_end(fds[0]);
+  if (exit_status(pid) != 0)
     std::exit(1);
-  return object;
+  return {object.begin(), object.end()};
 }
 
 }  // namespace
@@ -161,14 +267,8 @@ int run_pack(const Options &options) {
           : options.output;
   std::string bytes = encode_package(package);
   OutputFile out = OutputFile::open(path);
-  for (size_t at = 0; at < bytes.size();) {
-    ssize_t n = write(out.fd(), bytes.data() + at, bytes.size() - at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      throw Error("cannot write " + path + ": " + std::strerror(errno));
-    at += static_cast<size_t>(n);
-  }
+  if (!write_all(out.fd(), bytes.data(), bytes.size()))
+    throw Error("cannot write " + path + ": " + std::strerror(errno));
   if (int err = out.close())
     throw Error("cannot write " + path + ": " + std::strerror(err));
   out.commit();

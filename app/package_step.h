@@ -12,9 +12,12 @@
 namespace mt {
 
 // The package at PATH, opened as a script is (trusted_path.h), its sha256
-// compared with EXPECTED_SHA256 when one is given, and decoded. Throws
+// compared with EXPECTED_SHA256 when one is given, its signature
+// (PATH.sig) verified against the allowed SIGNERS when given (by
+// ssh-keygen -Y verify, namespace "moontrace"), and decoded. Throws
 // mt::Error in one line.
-Package load_package(const std::string &path, const std::string &expected_sha256);
+Package load_package(const std::string &path, const std::string &expected_sha256,
+                     const std::string &signers);
 
 // The package's object for GENERATED (compiled from the same C), or an
 // error naming what the package was packed for.

@@ -99,7 +99,7 @@ int run(const Options &options) {
   // compiling.
   std::optional<Package> package;
   if (options.script.ends_with(".mtpkg"))
-    package = load_package(options.script, options.expect_digest);
+    package = load_package(options.script, options.expect_digest, options.signers);
   ScriptSource source = package ? ScriptSource{package->script_name, package->script, false, {}}
                                 : load_script_source(options.script);
   report_hidden(source);

@@ -1,8 +1,9 @@
 // Packages: a team's script with a parameter and a module of theirs,
 // packed here (moontrace pack), runs from its .mtpkg alone, where its
 // directory is gone and where LLVM is not; pinned by --expect-digest; a
-// package without the object a run needs, a damaged one, and one others
-// could change, are refused in one line. (The 6.1 VM runs one packed here
+// package without the object a run needs, a damaged one, one others
+// could change and one whose signature does not verify under --signers,
+// are refused in one line. (The 6.1 VM runs one packed here
 // with --btf for its kernel: vm_test.cpp.)
 #include <sys/stat.h>
 
@@ -119,6 +120,37 @@ TEST_F(E2ePackage, ExpectDigestPinsIt) {
                              {"invalid digest 'abc' for --expect-digest"}));
   EXPECT_TRUE(one_line_error(run(mt({"--expect-digest", sum, "-c", "true", "demo"})),
                              {"--expect-digest pins a package"}));
+}
+
+// Signed with ssh-keygen -Y sign -n moontrace: runs under --signers when
+// the signature is by an allowed signer and of these very bytes.
+TEST_F(E2ePackage, SignersAllowItOnlyWhenItsSignatureVerifies) {
+  Packed p;
+  pack_team(p);
+  ASSERT_EQ(p.pack.exit_code, 0) << p.pack;
+  auto sh = [&](const std::string &command) {
+    auto r = run({{"sh", "-c", command}, {}, false, p.dir.path().string()}, 60s);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r;
+  };
+  sh("ssh-keygen -q -t ed25519 -N '' -f a && ssh-keygen -q -t ed25519 -N '' -f b && "
+     "echo \"team-a namespaces=\\\"moontrace\\\" $(cat a.pub)\" >signers && "
+     "ssh-keygen -q -Y sign -f a -n moontrace team.mtpkg && cp team.mtpkg other.mtpkg && "
+     "ssh-keygen -q -Y sign -f b -n moontrace other.mtpkg && cp team.mtpkg late.mtpkg && "
+     "cp team.mtpkg.sig late.mtpkg.sig && echo >>late.mtpkg && cp team.mtpkg bare.mtpkg");
+  std::string signers = p.dir.file("signers");
+  auto signed_ok = run(mt({"--signers", signers, "-c", kBatches, p.package}), 60s);
+  EXPECT_EQ(signed_ok.exit_code, 0) << signed_ok;
+  EXPECT_TRUE(contains(signed_ok.out, "8 completions")) << signed_ok;
+  std::string other = p.dir.file("other.mtpkg"), late = p.dir.file("late.mtpkg"),
+              bare = p.dir.file("bare.mtpkg");
+  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", other})),
+                             {"refusing to run " + other + ": " + other + ".sig is by no signer"}));
+  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", late})),
+                             {"refusing to run " + late + ": its signature", "does not verify"}));
+  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", bare})),
+                             {"refusing to run " + bare + ": --signers asks for its signature"}));
+  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", "demo"})),
+                             {"--signers checks a package's signature"}));
 }
 
 TEST_F(E2ePackage, DamagedOrChangeableByOthersIsRefused) {
