@@ -114,8 +114,77 @@ void refuse(const std::string &verb_and_subject, const Distrust &why) {
   throw Error("refusing to " + verb_and_subject + ": " + why.what + "; " + why.fix);
 }
 
+namespace {
+
+// Refuses PATH when the way to it, as written, passes a directory or a
+// symbolic link that others could change: a link is followed only out of
+// a directory already found trustworthy, and only when it belongs to root
+// or one of OWNERS (else another user chose where it leads). What it leads
+// to is then walked the same way.
+void check_path_as_written(const std::string &path, const std::vector<uid_t> &owners,
+                           const std::string &verb_and_subject, const std::string &moved) {
+  std::vector<std::string> ahead;  // components still to walk, next last
+  auto push = [&](const std::string &p) {
+    std::vector<std::string> parts;
+    for (size_t start = 0; start <= p.size();) {
+      size_t slash = std::min(p.find('/', start), p.size());
+      if (slash > start)
+        parts.push_back(p.substr(start, slash - start));
+      start = slash + 1;
+    }
+    ahead.insert(ahead.end(), parts.rbegin(), parts.rend());
+  };
+  if (path.empty() || path[0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+      cannot_read(path);
+    push(path);
+    push(cwd);  // walked first
+  } else {
+    push(path);
+  }
+  std::string current;  // the directory walked to, "" for /
+  for (int links = 0; !ahead.empty();) {
+    std::string name = ahead.back();
+    ahead.pop_back();
+    if (name == ".")
+      continue;
+    if (name == "..") {
+      current = current.substr(0, current.rfind('/'));
+      continue;
+    }
+    std::string next = current + "/" + name;
+    struct stat st;
+    if (lstat(next.c_str(), &st) != 0)
+      cannot_read(path);
+    if (S_ISLNK(st.st_mode)) {
+      if (st.st_uid != 0 && !trusted(st.st_uid, owners))
+        refuse(verb_and_subject,
+               {next + " is a symbolic link of another user (" + owner_and_mode(st) + ")",
+                "name what it leads to, or move " + moved});
+      char target[PATH_MAX];
+      ssize_t n = readlink(next.c_str(), target, sizeof target - 1);
+      if (n < 0 || ++links > 40)
+        cannot_read(path);
+      std::string to(target, static_cast<size_t>(n));
+      if (to[0] == '/')
+        current.clear();
+      push(to);
+      continue;
+    }
+    if (!ahead.empty()) {
+      if (auto why = distrust_directory(next, st, owners, moved))
+        refuse(verb_and_subject, *why);
+    }
+    current = next;
+  }
+}
+
+}  // namespace
+
 UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t> &owners,
                                 const std::string &verb_and_subject, const std::string &moved) {
+  check_path_as_written(path + "/.", owners, verb_and_subject, moved);
   char resolved[PATH_MAX];
   if (!realpath(path.c_str(), resolved))
     cannot_read(path);
@@ -149,12 +218,13 @@ UniqueFd open_trusted_directory(const std::string &path, const std::vector<uid_t
 }
 
 UniqueFd open_trusted_file(const std::string &path, const std::vector<uid_t> &owners) {
+  std::string verb = "load " + path;
+  check_path_as_written(path, owners, verb, "the file");
   char resolved[PATH_MAX];
   if (!realpath(path.c_str(), resolved))
     cannot_read(path);
   std::string real = resolved;
   size_t slash = real.rfind('/');
-  std::string verb = "load " + path;
   UniqueFd dir = open_trusted_directory(slash == 0 ? "/" : real.substr(0, slash), owners, verb);
   // O_NONBLOCK: a FIFO must not hang the open before it is refused.
   UniqueFd fd(

@@ -92,6 +92,35 @@ TEST_F(TrustedPath, ChecksWhereALinkLeadsNotTheLink) {
             std::string::npos);
 }
 
+// A link is walked as written: the directory that holds it must be
+// trustworthy, and so must its owner, wherever it leads.
+TEST_F(TrustedPath, ALinkIsFollowedOnlyOutOfATrustedDirectoryAndFromATrustedOwner) {
+  std::string target = dir_.write("a.lua", "");
+  std::string open = dir_.mkdir("open", 0777);
+  std::string planted = open + "/a.lua";
+  ASSERT_EQ(symlink(target.c_str(), planted.c_str()), 0);
+  EXPECT_EQ(refusal(planted), "refusing to load " + planted + ": " + open +
+                                  " is writable by other users (owner root uid 0, mode 0777); "
+                                  "chmod go-w " +
+                                  open + " or move the file");
+  // In a sticky directory (/tmp), only a link of a trusted owner.
+  std::string sticky = dir_.mkdir("sticky", 01777);
+  std::string theirs = sticky + "/theirs.lua", ours = sticky + "/ours.lua";
+  ASSERT_EQ(symlink(target.c_str(), theirs.c_str()), 0);
+  ASSERT_EQ(lchown(theirs.c_str(), kOtherUser, kOtherUser), 0);
+  EXPECT_NE(refusal(theirs).find(theirs + " is a symbolic link of another user (owner nobody"),
+            std::string::npos)
+      << refusal(theirs);
+  ASSERT_EQ(symlink(target.c_str(), ours.c_str()), 0);
+  EXPECT_EQ(refusal(ours), "");
+  // A link to a directory on the way, relative, and .. after it.
+  dir_.mkdir("real");
+  dir_.write("real/m.lua", "");
+  ASSERT_EQ(symlink("real", dir_.file("via").c_str()), 0);
+  EXPECT_EQ(refusal(dir_.file("via/../real/m.lua")), "");
+  EXPECT_EQ(refusal(dir_.file("via/m.lua")), "");
+}
+
 TEST_F(TrustedPath, TrustsTheSudoUsersFilesWhenRootRunsUnderSudo) {
   std::string file = dir_.write("a.lua", "");
   ASSERT_EQ(chown(file.c_str(), kOtherUser, kOtherUser), 0);
