@@ -28,7 +28,7 @@ const char *usage_text() {
                                    bundle SCRIPT, the modules it requires and
                                    its BPF objects, compiled with OPTIONS for
                                    this kernel and each --btf one, into
-                                   SCRIPT.mtpkg (or FILE), which runs as
+                                   NAME.mtpkg here (or FILE), which runs as
                                    moontrace FILE.mtpkg OPTIONS without Clang
        moontrace [ENGINE OPTIONS] check [--btf FILE|DIR] SCRIPT [OPTIONS]
                                    say which probe of each list this kernel
@@ -271,7 +271,9 @@ Options parse_command_line(int argc, char **argv) {
       o.script.clear();
       for (; i < argc && argv[i][0] == '-'; i++) {
         std::string a = argv[i];
-        if ((a == "--btf" || a == "-o") && i + 1 < argc && argv[i + 1][0]) {
+        if (a.rfind("--btf=", 0) == 0 && a.size() > 6) {
+          o.pack_btf.push_back(a.substr(6));
+        } else if ((a == "--btf" || a == "-o") && i + 1 < argc && argv[i + 1][0]) {
           if (a == "-o" && !o.output.empty())
             throw Error("option -o is given twice; give it once");
           (a == "-o" ? o.output : o.pack_btf.emplace_back()) = argv[++i];
@@ -300,6 +302,11 @@ Options parse_command_line(int argc, char **argv) {
     throw Error("-c and -p cannot be combined");
   if (o.pack && !o.more_scripts.empty())
     throw Error("pack takes one script; '+' joins scripts only to run them");
+  bool package = o.script.ends_with(".mtpkg");
+  for (const auto &m : o.more_scripts)
+    package = package || m.script.ends_with(".mtpkg");
+  if (package && !o.more_scripts.empty())
+    throw Error("a package runs alone: '+' does not join it with other scripts");
   if (!o.expect_digest.empty() && !o.script.ends_with(".mtpkg"))
     throw Error("--expect-digest pins a package: the script must be a .mtpkg file");
   if (!o.signers.empty() && !o.script.ends_with(".mtpkg"))

@@ -2,6 +2,7 @@
 #include "app/package_step.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "kernel/btf_file_facts.h"
 #include "output/output.h"
 #include "output/output_file.h"
+#include "run/stop_signals.h"
 #include "script/lua_sandbox.h"
 #include "script/lua_script.h"
 #include "script/script_params.h"
@@ -57,49 +59,72 @@ std::string read_to_end(int fd) {
   return out;
 }
 
-// PID's exit status, or -1 when it did not exit.
+// PID's exit status; 128 + the signal that killed it; -1 when it cannot
+// be had.
 int exit_status(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t got;
+  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (got != pid)
+    return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 struct ToolRun {
   int status = -1;     // exit status, -1 when it did not exit
-  std::string output;  // stdout and stderr
+  std::string output;  // stdout
+  std::string errors;  // stderr
 };
 
 // ARGV run with INPUT on its stdin; its output kept. The tool is looked up
 // in the system's directories only, not the caller's PATH.
-ToolRun run_tool(const std::vector<std::string> &argv, const std::string &input) {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+ToolRun run_tool(const std::vector<std::string> &argv, const std::string &input,
+                 const std::vector<int> &handed) {
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     throw Error(std::string("cannot run ") + argv[0] + ": " + std::strerror(errno));
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0)
     throw Error(std::string("cannot run ") + argv[0] + ": " + std::strerror(errno));
   if (pid == 0) {
+    // Only stdin, stdout, stderr and the HANDED descriptors, as 3, 4...;
+    // default signals; an environment of its own.
+    std::vector<int> moved;
+    for (int fd : handed)
+      moved.push_back(fcntl(fd, F_DUPFD_CLOEXEC, 100));
     dup2(in[0], 0);
     dup2(out[1], 1);
-    dup2(out[1], 2);
+    dup2(err[1], 2);
+    for (size_t i = 0; i < moved.size(); i++)
+      dup2(moved[i], static_cast<int>(3 + i));
+    close_range(static_cast<unsigned>(3 + moved.size()), ~0U, 0);
+    for (int sig = 1; sig < NSIG; sig++)
+      signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     std::vector<char *> args;
     for (const auto &a : argv)
       args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
+    char path_env[] = "PATH=/usr/bin:/bin", lang_env[] = "LC_ALL=C";
+    char *env[] = {path_env, lang_env, nullptr};
     for (const char *dir : {"/usr/bin/", "/bin/"})
-      execv((dir + argv[0]).c_str(), args.data());
+      execve((dir + argv[0]).c_str(), args.data(), env);
     _exit(127);
   }
   close(in[0]);
   close(out[1]);
+  close(err[1]);
   // SIGPIPE is ignored (stop_signals.h): a tool that stopped reading says
   // why in its status.
   write_all(in[1], input.data(), input.size());
   close(in[1]);
   ToolRun result;
   result.output = read_to_end(out[0]).substr(0, 65536);
+  result.errors = read_to_end(err[0]).substr(0, 65536);
   result.status = exit_status(pid);
   return result;
 }
@@ -124,24 +149,23 @@ void verify_signature(const std::string &path, const std::string &bytes,
   // checked is what ssh-keygen reads.
   UniqueFd signers_fd = open_trusted_file(signers, script_owners());
   UniqueFd sig_fd = open_trusted_file(sig, script_owners());
-  for (int fd : {signers_fd.get(), sig_fd.get()})
-    fcntl(fd, F_SETFD, 0);  // inherited by ssh-keygen
-  std::string signers_at = "/dev/fd/" + std::to_string(signers_fd.get()),
-              sig_at = "/dev/fd/" + std::to_string(sig_fd.get());
-  ToolRun found =
-      run_tool({"ssh-keygen", "-Y", "find-principals", "-f", signers_at, "-s", sig_at}, "");
+  std::vector<int> handed = {signers_fd.get(), sig_fd.get()};  // /dev/fd/3 and 4 for it
+  ToolRun found = run_tool(
+      {"ssh-keygen", "-Y", "find-principals", "-f", "/dev/fd/3", "-s", "/dev/fd/4"}, "", handed);
   std::string principal = found.output.substr(0, found.output.find('\n'));
+  stop_if_signalled_before_tracing();
   if (found.status == 127)
     throw Error("cannot check " + sig + ": ssh-keygen is not installed (package openssh-client)");
   if (found.status != 0 || principal.empty())
     throw Error("refusing to run " + path + ": " + sig + " is by no signer " + signers +
-                " allows (" + first_line(found.output) + ")");
-  ToolRun verified = run_tool({"ssh-keygen", "-Y", "verify", "-f", signers_at, "-I", principal,
-                               "-n", "moontrace", "-s", sig_at},
-                              bytes);
+                " allows (" + first_line(found.errors + found.output) + ")");
+  ToolRun verified = run_tool({"ssh-keygen", "-Y", "verify", "-f", "/dev/fd/3", "-I", principal,
+                               "-n", "moontrace", "-s", "/dev/fd/4"},
+                              bytes, handed);
+  stop_if_signalled_before_tracing();
   if (verified.status != 0)
     throw Error("refusing to run " + path + ": its signature " + sig + " does not verify (" +
-                first_line(verified.output) + ")");
+                first_line(verified.errors + verified.output) + ")");
 }
 
 }  // namespace
@@ -161,6 +185,13 @@ Package load_package(const std::string &path, const std::string &expected_sha256
   return decode_package(bytes, path);
 }
 
+SandboxOptions package_sandbox(const Package &package, bool unsafe) {
+  SandboxOptions sandbox{unsafe, {}};
+  sandbox.from_package = true;
+  sandbox.packaged_modules = package.modules;
+  return sandbox;
+}
+
 std::vector<char> object_from_package(const GeneratedProgram &generated, const Package &package,
                                       const std::string &path) {
   std::string key = ObjectCache::portable_key_for(generated.source, compile_options_for(generated));
@@ -168,7 +199,7 @@ std::vector<char> object_from_package(const GeneratedProgram &generated, const P
   if (found == package.objects.end()) {
     std::string kernels;
     for (const auto &k : package.kernels)
-      kernels += (kernels.empty() ? "" : "; ") + k;
+      kernels += (kernels.empty() ? "" : "; ") + shown(k);
     throw Error(path + " has no object for this kernel with these options (it was packed for " +
                 kernels +
                 "): pack it again on this kernel, or with --btf for it, and the options "
@@ -185,8 +216,8 @@ std::string file_name(const std::string &path) {
 
 // MAKE's object, made by a child process: LLVM 19 cannot compile twice in
 // one process (its BPF back end keeps CO-RE state of a module after it is
-// gone), and a package holds several. The child says its own error; then
-// moontrace exits 1.
+// gone), and a package holds several. The child says its own error (then
+// ReportedFailure); a stop signal stops both.
 std::vector<char> made_in_child(const std::function<std::vector<char>()> &make) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
@@ -206,20 +237,33 @@ std::vector<char> made_in_child(const std::function<std::vector<char>()> &make) 
       std::fprintf(stderr, "moontrace: %s\n", e.located().c_str());
       for (const auto &line : e.more_lines)
         std::fprintf(stderr, "moontrace: %s\n", line.c_str());
-    } catch (...) {
+      _exit(1);
+    } catch (const StoppedBeforeTracing &stopped) {
+      _exit(128 + stopped.signal);
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "moontrace: cannot compile: %s\n", e.what());
+      _exit(1);
     }
-    _exit(1);
   }
   close(fds[1]);
   std::string object = read_to_end(fds[0]);
-  if (exit_status(pid) != 0)
-    std::exit(1);
+  int status = exit_status(pid);
+  stop_if_signalled_before_tracing();
+  if (status == 1)
+    throw ReportedFailure{};  // the child said why
+  if (status != 0)
+    throw Error("the process compiling for the package died (status " + std::to_string(status) +
+                ")");
   return {object.begin(), object.end()};
 }
 
 }  // namespace
 
 int run_pack(const Options &options) {
+  if (options.script.ends_with(".mtpkg"))
+    throw Error("pack takes a script, not a package: " + options.script);
+  if (!options.output.empty() && !options.output.ends_with(".mtpkg"))
+    throw Error("pack -o " + options.output + ": a package's name ends in .mtpkg");
   ScriptSource found = load_script_source(options.script);
   Package package;
   package.script_name = file_name(found.path);
@@ -234,7 +278,8 @@ int run_pack(const Options &options) {
         target.empty() ? std::make_unique<KernelFacts>() : std::make_unique<BtfFileFacts>(target);
     Output output;
     ScriptArgs args(options.script_args);
-    SandboxOptions sandbox{options.unsafe, module_dirs, {}, true};
+    SandboxOptions sandbox{options.unsafe, module_dirs};
+    sandbox.packing = true;
     LuaScript script({package.script_name, package.script, false, {}}, sandbox, args, output);
     script.set_kernel_facts(kernel.get());
     script.declare({});
@@ -266,11 +311,14 @@ int run_pack(const Options &options) {
           ? package.script_name.substr(0, package.script_name.rfind(".lua")) + ".mtpkg"
           : options.output;
   std::string bytes = encode_package(package);
+  decode_package(bytes, path);  // what was written reads back
+  stop_if_signalled_before_tracing();
   OutputFile out = OutputFile::open(path);
   if (!write_all(out.fd(), bytes.data(), bytes.size()))
     throw Error("cannot write " + path + ": " + std::strerror(errno));
   if (int err = out.close())
     throw Error("cannot write " + path + ": " + std::strerror(err));
+  stop_if_signalled_before_tracing();
   out.commit();
   std::printf(
       "packed %s: objects for %zu kernel%s (each run alone and with -c or -p), "

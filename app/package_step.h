@@ -8,6 +8,7 @@
 #include "app/cli.h"
 #include "codegen/c_generator.h"
 #include "common/package_file.h"
+#include "script/lua_sandbox.h"
 
 namespace mt {
 
@@ -19,10 +20,16 @@ namespace mt {
 Package load_package(const std::string &path, const std::string &expected_sha256,
                      const std::string &signers);
 
+// The Lua sandbox of a package's run: its modules, and no file.
+SandboxOptions package_sandbox(const Package &package, bool unsafe);
+
 // The package's object for GENERATED (compiled from the same C), or an
 // error naming what the package was packed for.
 std::vector<char> object_from_package(const GeneratedProgram &generated, const Package &package,
                                       const std::string &path);
+
+// A failure already reported on stderr (by a child): exit 1, say nothing.
+struct ReportedFailure {};
 
 // moontrace pack: returns the exit status.
 int run_pack(const Options &options);

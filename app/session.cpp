@@ -103,10 +103,8 @@ int run(const Options &options) {
   ScriptSource source = package ? ScriptSource{package->script_name, package->script, false, {}}
                                 : load_script_source(options.script);
   report_hidden(source);
-  SandboxOptions sandbox{options.unsafe,
-                         package ? std::vector<std::string>{} : module_dirs_for(source.path)};
-  if (package)
-    sandbox.packaged_modules = package->modules;
+  SandboxOptions sandbox = package ? package_sandbox(*package, options.unsafe)
+                                   : SandboxOptions{options.unsafe, module_dirs_for(source.path)};
   // check --btf: the facts of the kernel whose BTF that is, not this one's.
   std::unique_ptr<KernelFacts> kernel_facts =
       options.check_btf.empty() ? std::make_unique<KernelFacts>()
@@ -506,6 +504,8 @@ int run_moontrace(int argc, char **argv) {
       std::fprintf(stderr, "moontrace: %s\n", line.c_str());
     if (verbose && !e.detail.empty())
       std::fprintf(stderr, "%s\n", e.detail.c_str());
+    return 1;
+  } catch (const ReportedFailure &) {
     return 1;
   } catch (const StoppedBeforeTracing &stopped) {
     // A compile may still run on its thread: leave without waiting for it

@@ -16,11 +16,30 @@ std::string digest(const std::string &data) {
   return ContentHash().add(data).hex();
 }
 
+bool plain_name(const std::string &name);
+
 void add(std::string &out, const std::string &kind, const std::string &name,
          const std::string &data) {
+  if (!plain_name(name))
+    throw Error("cannot pack '" + shown(name) + "': a packaged name has no spaces or control "
+                "characters and at most 255 bytes");
   out += kind + " " + name + " " + std::to_string(data.size()) + " " + digest(data) + "\n";
   out += data + "\n";
 }
+
+}  // namespace
+
+// TEXT from a package, fit for one line of a message: control characters
+// as '?', at most 64 bytes.
+std::string shown(const std::string &text) {
+  std::string out = text.substr(0, 64);
+  for (auto &c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
+  return out;
+}
+
+namespace {
 
 // Names go on a header line: printable, without spaces.
 bool plain_name(const std::string &name) {
@@ -76,21 +95,25 @@ Package decode_package(const std::string &bytes, const std::string &path) {
     unsigned long long size = std::strtoull(size_text.c_str(), &end, 10);
     if (!plain_name(name) || size_text.empty() || *end || size > bytes.size() - at ||
         bytes.size() - at - size < 1 || bytes[at + size] != '\n')
-      throw damaged("entry '" + name.substr(0, 64) + "' is cut or malformed");
+      throw damaged("entry '" + shown(name) + "' is cut or malformed");
     std::string data = bytes.substr(at, size);
     at += size + 1;
     if (digest(data) != sum)
-      throw damaged("entry '" + name + "' does not match its digest");
+      throw damaged("entry '" + shown(name) + "' does not match its digest");
     if (kind == "meta" && name == "kernel")
       package.kernels.push_back(data);
     else if (kind == "script" && !has_script)
       package.script_name = name, package.script = data, has_script = true;
-    else if (kind == "module")
-      package.modules[name] = data;
-    else if (kind == "object")
-      package.objects[name] = data;
+    else if (kind == "script")
+      throw damaged("two scripts");
+    else if (kind == "module" && package.modules.emplace(name, data).second)
+      continue;
+    else if (kind == "object" && package.objects.emplace(name, data).second)
+      continue;
+    else if (kind == "module" || kind == "object")
+      throw damaged("two entries named '" + shown(name) + "'");
     else
-      throw damaged("an entry of kind '" + kind.substr(0, 32) + "'");
+      throw damaged("an entry of kind '" + shown(kind) + "'");
   }
   if (!has_script)
     throw damaged("no script");

@@ -23,9 +23,12 @@ struct Package {
   std::vector<std::string> kernels;            // what the objects were compiled for, in words
 };
 
+// Throws mt::Error for a name that cannot be packaged.
 std::string encode_package(const Package &package);
 // Throws mt::Error "PATH: ..." for bytes that are not a whole, undamaged
 // package of this format.
 Package decode_package(const std::string &bytes, const std::string &path);
+// TEXT read from a package, fit for one line of a message.
+std::string shown(const std::string &text);
 
 }  // namespace mt

@@ -2,6 +2,7 @@
 // trusted.
 #include <dlfcn.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mutex>
@@ -19,30 +20,48 @@ constexpr const char *kLibraryName = "libmoontrace-compiler.so";
 const CompilerEntry *loaded_entry = nullptr;
 
 // Where the library is: next to the executable (an installed or copied
-// moontrace), else where this build put it.
-std::string library_path() {
+// moontrace), else where this build put it, when the executable is of that
+// build (under its directory): an installed moontrace never loads a
+// library from a build tree.
+std::string library_path(const std::string &exe) {
+  std::string dir = exe.substr(0, exe.rfind('/'));
+  std::string beside = dir + "/" + kLibraryName;
+  if (access(beside.c_str(), F_OK) == 0)
+    return beside;
+  std::string built = MT_COMPILER_LIBRARY;
+  std::string build_dir = built.substr(0, built.rfind('/') + 1);
+  return exe.rfind(build_dir, 0) == 0 ? built : beside;
+}
+
+// Who may own the library: root, and whoever owns the executable (who
+// could change that as well) - not, as for scripts, the sudo user.
+std::vector<uid_t> library_owners(const std::string &exe) {
+  std::vector<uid_t> owners = {0};
+  struct stat st;
+  if (stat(exe.c_str(), &st) == 0 && st.st_uid != 0)
+    owners.push_back(st.st_uid);
+  return owners;
+}
+
+std::string executable() {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    std::string dir(exe, static_cast<size_t>(n));
-    dir = dir.substr(0, dir.rfind('/'));
-    std::string beside = dir + "/" + kLibraryName;
-    if (access(beside.c_str(), F_OK) == 0)
-      return beside;
-  }
-  return MT_COMPILER_LIBRARY;
+  if (n <= 0)
+    throw Error("cannot compile: cannot find this executable (/proc/self/exe)");
+  return std::string(exe, static_cast<size_t>(n));
 }
 
 const CompilerEntry &entry() {
   static std::once_flag once;
   std::call_once(once, [] {
-    std::string path = library_path();
+    std::string exe = executable();
+    std::string path = library_path(exe);
     if (access(path.c_str(), F_OK) != 0)
       throw Error("cannot compile: the compiler library " + path +
                   " is missing (build it, or run a script whose object is cached)");
     // Opened once checked; loaded through that descriptor, so that what
     // was checked is what runs.
-    UniqueFd fd = open_trusted_file(path, script_owners());
+    UniqueFd fd = open_trusted_file(path, library_owners(exe));
     std::string by_fd = "/proc/self/fd/" + std::to_string(fd.get());
     void *library = dlopen(by_fd.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library)

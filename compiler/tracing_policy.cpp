@@ -4,8 +4,10 @@
 #include <elf.h>
 
 #include <optional>
+#include <map>
 #include <set>
 
+#include "common/embedded_files.h"
 #include "common/error.h"
 #include "compiler/bpf_elf.h"
 #include "compiler/btf_line_info.h"
@@ -27,6 +29,39 @@ bool tracing_section(const std::string &name) {
   return false;
 }
 
+// Each program's section as the generated C gives it: SEC("S") int NAME(.
+std::map<std::string, std::string> sections_in(const std::string &c) {
+  std::map<std::string, std::string> out;
+  for (size_t at = 0; (at = c.find("SEC(\"", at)) != std::string::npos;) {
+    size_t from = at + 5, to = c.find('"', from);
+    if (to == std::string::npos)
+      break;
+    std::string section = c.substr(from, to - from);
+    at = to;
+    size_t p = c.find_first_not_of(") \n\t", to + 1);
+    if (p == std::string::npos || c.compare(p, 4, "int ") != 0)
+      continue;
+    size_t name_end = c.find('(', p + 4);
+    if (name_end != std::string::npos)
+      out[c.substr(p + 4, name_end - p - 4)] = section;
+  }
+  return out;
+}
+
+// What the headers #define NAME as, or NAME.
+std::string defined_as(const std::string &name) {
+  for (const auto &header : kBpfHeaders) {
+    std::string text = header.content, define = "#define " + name + " ";
+    size_t at = text.find(define);
+    if (at == std::string::npos)
+      continue;
+    size_t from = text.find_first_not_of(' ', at + define.size());
+    size_t to = text.find_first_of(" \t\n", from);
+    return text.substr(from, to - from);
+  }
+  return name;
+}
+
 class Checker {
  public:
   Checker(std::string_view object, const GeneratedProgram &generated, const Declaration &decl)
@@ -36,6 +71,12 @@ class Checker {
     engine_programs_.insert(generated.naming_programs.begin(), generated.naming_programs.end());
     for (const auto &p : generated.probes)
       engine_programs_.insert(p.attached_program);
+    sections_ = sections_in(generated.source);
+    // The engine's own programs in its headers, named by macros of its ABI
+    // (#define MT_FLUSH_STAGE mt_flush_stage).
+    for (const auto &header : kBpfHeaders)
+      for (const auto &[name, section] : sections_in(std::string(header.content)))
+        sections_[defined_as(name)] = section;
   }
 
   void check_programs() {
@@ -52,6 +93,14 @@ class Checker {
         if (!tracing_section(section.name))
           refuse("the script's C moves the program " + sym.name + " to section \"" + section.name +
                      "\", which does not trace",
+                 section.name, uint32_t(sym.value));
+        // An object not compiled here (a package's) must attach where its
+        // C says: the section names the probe.
+        auto said = sections_.find(sym.name);
+        if (said == sections_.end() || said->second != section.name)
+          refuse("the object puts the program " + sym.name + " in section \"" + section.name +
+                     "\", where the C it was compiled from has \"" +
+                     (said == sections_.end() ? "none" : said->second) + "\"",
                  section.name, uint32_t(sym.value));
       }
     }
@@ -150,6 +199,7 @@ class Checker {
   const GeneratedProgram &generated_;
   const Declaration &decl_;
   std::set<std::string> engine_programs_;
+  std::map<std::string, std::string> sections_;  // program -> section, from the C
   std::optional<BtfLineInfo> line_info_;
   std::string probe_label_;
 };

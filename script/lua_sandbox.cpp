@@ -349,12 +349,8 @@ lua_State *new_sandboxed_state(const SandboxOptions &options) {
   lua_rawseti(L, -2, 1);
   lua_pushcfunction(L, search_stdlib);
   lua_rawseti(L, -2, 2);
-  lua_pushcfunction(L, search_text_files);
+  lua_pushcfunction(L, options.from_package ? search_packaged : search_text_files);
   lua_rawseti(L, -2, 3);
-  if (!options.packaged_modules.empty()) {
-    lua_pushcfunction(L, search_packaged);
-    lua_rawseti(L, -2, 4);
-  }
   lua_setfield(L, -3, "searchers");
   lua_pop(L, 2);
   lua_newtable(L);

@@ -15,7 +15,9 @@ namespace mt {
 struct SandboxOptions {
   bool unsafe = false;                   // --unsafe: os, io, load*, dofile, debug
   std::vector<std::string> module_dirs;  // searched in order after the stdlib
-  // A package's modules (require name -> source), searched after the stdlib.
+  // A package's run: its modules (require name -> source) are searched
+  // after the stdlib, and no file is (the package is all it runs).
+  bool from_package = false;
   std::map<std::string, std::string> packaged_modules;
   // moontrace pack: modules read from files are named as the package will
   // name them (NAME.lua), for the generated C to be the same.

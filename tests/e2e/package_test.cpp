@@ -177,6 +177,11 @@ TEST_F(E2ePackage, BadPackUsesAreOneLine) {
   EXPECT_TRUE(one_line_error(run(mt({"pack", "-x", "demo"})), {"pack [-o FILE.mtpkg]"}));
   EXPECT_TRUE(one_line_error(run(mt({"pack", "demo", "+", "uring"})), {"pack takes one script"}));
   EXPECT_TRUE(one_line_error(run(mt({"-c", "true", "pack", "demo"})), {"pack runs nothing"}));
+  EXPECT_TRUE(one_line_error(run(mt({"pack", "-o", "demo.lua", "demo"})),
+                             {"a package's name ends in .mtpkg"}));
+  EXPECT_TRUE(one_line_error(run(mt({"pack", "x.mtpkg"})), {"pack takes a script, not a package"}));
+  EXPECT_TRUE(
+      one_line_error(run(mt({"x.mtpkg", "+", "demo"})), {"a package runs alone: '+' does not"}));
 }
 
 }  // namespace

@@ -60,6 +60,8 @@ struct Fixture {
     gp.program = gp.attached_program = "mt_probe_0";
     gp.probe_name = "tracepoint:syscalls:sys_enter_getppid";
     generated.probes.push_back(gp);
+    // Where the generated C puts it (program() does the same).
+    generated.source = "SEC(\"tracepoint/syscalls/sys_enter_getppid\")\nint mt_probe_0(void *ctx) {}";
   }
 };
 
@@ -284,6 +286,19 @@ TEST(ExpressionPolicy, SourceFilesAreTheDeclarationsFiles) {
   p.where = {"x.lua", 1, 0};
   decl.probes.push_back(p);
   EXPECT_EQ(source_files(decl), (std::set<std::string>{"lib/mod.lua", "x.lua"}));
+}
+
+// An object not compiled here (a package's) whose probe attaches
+// elsewhere than its C says: refused, whatever the section.
+TEST(TracingPolicy, RefusesAProgramMovedToAnotherSectionThanItsC) {
+  std::string source = program("  return 0;");
+  size_t at = source.find("sys_enter_getppid");
+  source.replace(at, 17, "sys_enter_getpid");
+  EXPECT_EQ(refusal(compile(source)),
+            "x.lua:7: the object puts the program "
+            "mt_probe_0 in section \"tracepoint/syscalls/sys_enter_getpid\", where the C it was "
+            "compiled from has \"tracepoint/syscalls/sys_enter_getppid\" (run with --unsafe to "
+            "allow it)");
 }
 
 }  // namespace mt
