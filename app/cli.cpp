@@ -44,9 +44,10 @@ moontrace runs a Lua script that declares kernel probes, compiles them to
 BPF in-process, attaches them and runs the script's handlers on the events.
 SCRIPT is a Lua file (at most 16 MiB), or the name of a script on the
 search path: MOONTRACE_PATH, ~/.config/moontrace/scripts,
-/etc/moontrace/scripts, then the shipped ones (e.g. demo). Scripts joined
-by '+' run in one session and one trace
-(e.g. uring + blk.lua), each with its own options.
+/etc/moontrace/scripts, then the shipped ones (e.g. demo), or a package
+made by pack (NAME.mtpkg), which needs no compiler. Scripts joined by '+'
+run in one session and one trace (e.g. uring + blk.lua), each with its
+own options.
 
 Engine options (before SCRIPT):
   -c, --command CMD     run CMD once the probes are attached, trace only it
