@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/sha256.h"
 #include "common/trusted_path.h"
+#include "common/write_all.h"
 #include "compiler/object_cache.h"
 #include "compiler/tracing_policy.h"
 #include "kernel/btf_file_facts.h"
@@ -30,19 +31,6 @@
 namespace mt {
 
 namespace {
-
-// All of SIZE bytes to FD, through EINTR; false on an error.
-bool write_all(int fd, const char *data, size_t size) {
-  for (size_t at = 0; at < size;) {
-    ssize_t n = write(fd, data + at, size - at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    at += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // What FD holds until its end (or an error), then closes it.
 std::string read_to_end(int fd) {
@@ -120,7 +108,7 @@ ToolRun run_tool(const std::vector<std::string> &argv, const std::string &input,
   close(err[1]);
   // SIGPIPE is ignored (stop_signals.h): a tool that stopped reading says
   // why in its status.
-  write_all(in[1], input.data(), input.size());
+  write_all(in[1], input);
   close(in[1]);
   ToolRun result;
   result.output = read_to_end(out[0]).substr(0, 65536);
@@ -230,7 +218,7 @@ std::vector<char> made_in_child(const std::function<std::vector<char>()> &make) 
     close(fds[0]);
     try {
       std::vector<char> object = make();
-      if (!write_all(fds[1], object.data(), object.size()))
+      if (!write_all(fds[1], {object.data(), object.size()}))
         _exit(1);
       _exit(0);
     } catch (const Error &e) {
@@ -314,7 +302,7 @@ int run_pack(const Options &options) {
   decode_package(bytes, path);  // what was written reads back
   stop_if_signalled_before_tracing();
   OutputFile out = OutputFile::open(path);
-  if (!write_all(out.fd(), bytes.data(), bytes.size()))
+  if (!write_all(out.fd(), bytes))
     throw Error("cannot write " + path + ": " + std::strerror(errno));
   if (int err = out.close())
     throw Error("cannot write " + path + ": " + std::strerror(err));

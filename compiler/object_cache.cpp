@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/trusted_path.h"
+#include "common/write_all.h"
 
 namespace mt {
 
@@ -32,18 +33,6 @@ std::string home_of_effective_user() {
   if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) == 0 && found && found->pw_dir[0])
     return found->pw_dir;
   return "/tmp/moontrace-" + std::to_string(geteuid());
-}
-
-bool write_all(int fd, const std::string &bytes) {
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // mkdir -p, every missing directory 0700.

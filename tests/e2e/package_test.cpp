@@ -59,6 +59,12 @@ void pack_team(Packed &p, std::vector<std::string> extra = {}) {
   std::filesystem::remove_all(team);
 }
 
+// moontrace ENGINE_OPTIONS -c true PACKAGE.
+Result run_package(std::vector<std::string> engine_options, const std::string &package) {
+  engine_options.insert(engine_options.end(), {"-c", "true", package});
+  return run(mt(engine_options), 60s);
+}
+
 // uring_batches 4 4: 8 NOPs, each completing with result 0.
 const std::string kBatches = workload("uring_batches") + " 4 4";
 
@@ -111,14 +117,14 @@ TEST_F(E2ePackage, ExpectDigestPinsIt) {
   pack_team(p);
   ASSERT_EQ(p.pack.exit_code, 0) << p.pack;
   std::string sum = mt::sha256_hex(read_file(p.package));
-  auto pinned = run(mt({"--expect-digest", sum, "-c", "true", p.package}), 60s);
+  auto pinned = run_package({"--expect-digest", sum}, p.package);
   EXPECT_EQ(pinned.exit_code, 0) << pinned;
   std::string other = std::string(64, '0');
-  EXPECT_TRUE(one_line_error(run(mt({"--expect-digest", other, "-c", "true", p.package})),
+  EXPECT_TRUE(one_line_error(run_package({"--expect-digest", other}, p.package),
                              {"refusing to run " + p.package + ": its sha256 is " + sum}));
-  EXPECT_TRUE(one_line_error(run(mt({"--expect-digest", "abc", "-c", "true", p.package})),
+  EXPECT_TRUE(one_line_error(run_package({"--expect-digest", "abc"}, p.package),
                              {"invalid digest 'abc' for --expect-digest"}));
-  EXPECT_TRUE(one_line_error(run(mt({"--expect-digest", sum, "-c", "true", "demo"})),
+  EXPECT_TRUE(one_line_error(run_package({"--expect-digest", sum}, "demo"),
                              {"--expect-digest pins a package"}));
 }
 
@@ -143,13 +149,13 @@ TEST_F(E2ePackage, SignersAllowItOnlyWhenItsSignatureVerifies) {
   EXPECT_TRUE(contains(signed_ok.out, "8 completions")) << signed_ok;
   std::string other = p.dir.file("other.mtpkg"), late = p.dir.file("late.mtpkg"),
               bare = p.dir.file("bare.mtpkg");
-  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", other})),
+  EXPECT_TRUE(one_line_error(run_package({"--signers", signers}, other),
                              {"refusing to run " + other + ": " + other + ".sig is by no signer"}));
-  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", late})),
+  EXPECT_TRUE(one_line_error(run_package({"--signers", signers}, late),
                              {"refusing to run " + late + ": its signature", "does not verify"}));
-  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", bare})),
+  EXPECT_TRUE(one_line_error(run_package({"--signers", signers}, bare),
                              {"refusing to run " + bare + ": --signers asks for its signature"}));
-  EXPECT_TRUE(one_line_error(run(mt({"--signers", signers, "-c", "true", "demo"})),
+  EXPECT_TRUE(one_line_error(run_package({"--signers", signers}, "demo"),
                              {"--signers checks a package's signature"}));
 }
 
@@ -162,14 +168,14 @@ TEST_F(E2ePackage, DamagedOrChangeableByOthersIsRefused) {
   std::string changed = bytes;
   changed[changed.size() / 2] ^= 1;
   p.dir.write("damaged.mtpkg", changed);
-  EXPECT_TRUE(one_line_error(run(mt({"-c", "true", damaged})),
+  EXPECT_TRUE(one_line_error(run_package({}, damaged),
                              {damaged + ": not a moontrace package, or a damaged one"}));
   p.dir.write("cut.mtpkg", bytes.substr(0, bytes.size() / 3));
-  EXPECT_TRUE(one_line_error(run(mt({"-c", "true", p.dir.file("cut.mtpkg")})),
+  EXPECT_TRUE(one_line_error(run_package({}, p.dir.file("cut.mtpkg")),
                              {"not a moontrace package, or a damaged one"}));
   ASSERT_EQ(chmod(p.package.c_str(), 0666), 0);
-  EXPECT_TRUE(one_line_error(run(mt({"-c", "true", p.package})),
-                             {"refusing to load " + p.package, "writable by"}));
+  EXPECT_TRUE(
+      one_line_error(run_package({}, p.package), {"refusing to load " + p.package, "writable by"}));
 }
 
 TEST_F(E2ePackage, BadPackUsesAreOneLine) {
