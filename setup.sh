@@ -17,6 +17,7 @@ packages=(
   qemu-system-x86 linux-image-amd64 busybox-static # tests/vm: Debian's 6.1 kernel in qemu
   xz-utils cpio                                    # tests/vm: unpack the kernel, pack the initramfs
   e2fsprogs                                        # tests: mkfs.ext4 for a private ext4, here and in the VM
+  strace                                           # tests: a warm start opens no kernel BTF
   clang-19 libclang-rt-19-dev                      # tests: the ASan+UBSan build and the libFuzzer targets
 )
 missing=()

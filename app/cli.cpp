@@ -70,7 +70,7 @@ Engine options (before SCRIPT):
   -v, --verbose         say which probes were chosen and attached, report
                         lost events per interval, show verifier logs
       --emit-c          print the generated C and exit (no root needed)
-      --no-cache        compile even if a cached object exists
+      --no-cache        use nothing cached: generate the C and compile it again
       --expect-digest SHA256
                         run the package only if its sha256 is this one
       --signers FILE    run the package only if NAME.mtpkg.sig, beside it,

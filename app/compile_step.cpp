@@ -181,6 +181,31 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const De
   cache.store(key, result.object);
   return result.object;
 }
+void declare_answered(LuaScript &script, const std::vector<LuaScript::More> &more,
+                      const FrontEndCache &cache) {
+  script.kernel_answers().replay(cache.answers());
+  script.declare(more);
+  if (script.kernel_answers().asked())
+    cache.store_answers(script.kernel_answers().all());
+}
+
+FrontEndCache::Generated generate_or_reuse(const Declaration &decl, KernelFacts &kernel,
+                                           const Options &options, const FrontEndCache &cache) {
+  bool filter = options.pid || !options.command.empty();
+  if (auto generated = cache.generated(decl, filter)) {
+    if (!options.unsafe)
+      check_no_directives(decl);
+    if (options.verbose)
+      std::fprintf(stderr, "moontrace: using the C an earlier start generated for this script\n");
+    return std::move(*generated);
+  }
+  Resolution resolution = resolve_probes(decl, kernel);
+  FrontEndCache::Generated generated{generate_program(decl, resolution, kernel, options),
+                                     std::move(resolution.user), std::move(resolution.notes)};
+  cache.store_generated(decl, filter, generated);
+  return generated;
+}
+
 GeneratedProgram generate_program(const Declaration &decl, const Resolution &resolution,
                                   KernelFacts &kernel, const Options &options) {
   GeneratorInput input;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/cli.h"
+#include "app/front_end_cache.h"
 #include "codegen/c_generator.h"
 #include "common/declaration.h"
 #include "compiler/clang_compiler.h"
@@ -17,6 +18,16 @@ namespace mt {
 // without --unsafe, preprocessor directives in the script are refused.
 GeneratedProgram generate_program(const Declaration &decl, const Resolution &resolution,
                                   KernelFacts &kernel, const Options &options);
+
+// Declares SCRIPT (with MORE), its questions to the kernel answered as an
+// earlier start on this kernel was answered, where one was: no BTF to read.
+void declare_answered(LuaScript &script, const std::vector<LuaScript::More> &more,
+                      const FrontEndCache &cache);
+
+// The C for DECL as an earlier start on this kernel generated it, else
+// generated now and kept for the next start (front_end_cache.h).
+FrontEndCache::Generated generate_or_reuse(const Declaration &decl, KernelFacts &kernel,
+                                           const Options &options, const FrontEndCache &cache);
 
 // How GENERATED's programs are compiled: which read pointers directly.
 CompileOptions compile_options_for(const GeneratedProgram &generated);

@@ -25,10 +25,10 @@ std::string printed(const char *format, auto... values) {
 
 }  // namespace
 
-std::string run_end_handlers(const Resolution &resolution, LuaScript &script) {
+std::string run_end_handlers(const std::vector<ResolvedProbe> &user, LuaScript &script) {
   int signals_before = std::max(stop_signal_count(), 1);
   set_lua_limits(signals_before, std::chrono::steady_clock::now() + kEndHandlersTime);
-  for (const auto &u : resolution.user) {
+  for (const auto &u : user) {
     if (probe_kind(u.name.kind).runs != RunsAt::End)
       continue;
     try {

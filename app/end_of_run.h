@@ -22,7 +22,7 @@ namespace mt {
 // them at once (the first, even when the traced work ended first, is a
 // request to stop that they are already answering). Returns the error
 // that ended them, or "".
-std::string run_end_handlers(const Resolution &resolution, LuaScript &script);
+std::string run_end_handlers(const std::vector<ResolvedProbe> &user, LuaScript &script);
 
 // Draws what is pending and closes the trace: a gzipped trace is whole
 // once its stream is finished. Returns the line that tells what it holds

@@ -15,6 +15,7 @@
 #include "app/cli.h"
 #include "app/compile_step.h"
 #include "app/end_of_run.h"
+#include "app/front_end_cache.h"
 #include "app/loss_report.h"
 #include "app/package_step.h"
 #include "app/record_router.h"
@@ -37,6 +38,7 @@
 #include "run/child_process.h"
 #include "run/event_stream.h"
 #include "run/kernel_maps.h"
+#include "run/per_cpu_rings.h"
 #include "run/record_decoder.h"
 #include "run/stop_signals.h"
 #include "run/target_process.h"
@@ -52,16 +54,6 @@ namespace mt {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A script run by name that hides others of its name is said, not silent.
-void report_hidden(const ScriptSource &source) {
-  std::string hidden;
-  for (const auto &h : source.hides)
-    hidden += (hidden.empty() ? "" : ", ") + h;
-  if (!hidden.empty())
-    std::fprintf(stderr, "moontrace: running %s, which hides %s (run that by its path)\n",
-                 source.path.c_str(), hidden.c_str());
-}
 
 int run(const Options &options) {
   if (options.help) {
@@ -95,6 +87,10 @@ int run(const Options &options) {
   Output output;
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
+  // Made while the script is read (per_cpu_rings.h), for what runs probes.
+  std::optional<PerCpuRings> rings;
+  if (!options.check && !options.emit_c && !args.wants_help())
+    rings.emplace(ring_buffer_bytes());
   // A package brings its script and modules, and its objects in place of
   // compiling.
   std::optional<Package> package;
@@ -123,7 +119,9 @@ int run(const Options &options) {
     report_hidden(more.back().source);
   }
   script.set_help(help);
-  script.declare(more);
+  FrontEndCache front_cache(ObjectCache::default_directory(),
+                            !options.no_cache && !options.check && !help);
+  declare_answered(script, more, front_cache);
   const Declaration &decl = script.declaration();
   if (help) {
     std::fputs(session_help(options.script, script.source().path, decl).c_str(), stdout);
@@ -158,22 +156,20 @@ int run(const Options &options) {
   if (!options.emit_c)
     check_bpf_usable();
 
-  Resolution resolution = resolve_probes(decl, kernel);
+  FrontEndCache::Generated front = generate_or_reuse(decl, kernel, options, front_cache);
   if (options.verbose)
-    for (const auto &note : script.notes())
-      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
-  if (options.verbose)
-    for (const auto &note : resolution.notes)
-      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
+    for (const auto &notes : {script.notes(), front.notes})
+      for (const auto &note : notes)
+        std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   bool filter = options.pid || !options.command.empty();
-  GeneratedProgram generated = generate_program(decl, resolution, kernel, options);
+  const GeneratedProgram &generated = front.program;
   if (options.emit_c) {
     std::fputs(generated.source.c_str(), stdout);
     return 0;
   }
 
   std::vector<char> object;
-  if (!resolution.probes.empty()) {
+  if (!generated.probes.empty()) {
     object = package ? object_from_package(generated, *package, options.script)
                      : compile_with_cache(generated, decl, options, script.source());
     // Cached and packaged objects too: the same C may have been compiled
@@ -195,8 +191,7 @@ int run(const Options &options) {
   RunState state;
   LoadSettings settings;
   settings.filter_targets = filter;
-  uint32_t ring_bytes = ring_buffer_bytes();
-  settings.wake_bytes = ring_bytes / 8;
+  settings.wake_bytes = rings ? rings->bytes() / 8 : 0;
   settings.verbose = options.verbose > 0;
   // A stop signal while loading or attaching: the links are left to a
   // child to tear down, as at the end, so that the stop is prompt.
@@ -212,7 +207,7 @@ int run(const Options &options) {
     stop_if_signalled_before_tracing();
   };
   settings.unsafe = options.unsafe;
-  if (!resolution.probes.empty()) {
+  if (!generated.probes.empty()) {
     program = std::make_unique<BpfProgram>(object, generated, decl);
     for (const auto &p : generated.probes)
       layouts.push_back(p.record.empty() ? std::nullopt
@@ -220,6 +215,7 @@ int run(const Options &options) {
     if (trace)
       trace->plan(decl, generated, layouts);
     settings.params = program->pack_params(decl.params);
+    settings.rings_fd = rings->outer_fd();
     program->load(settings);
     stop_if_signalled();
     maps = std::make_unique<KernelMaps>(*program, decl);
@@ -265,9 +261,9 @@ int run(const Options &options) {
     if (!generated.naming_programs.empty())
       record_bytes.push_back(sizeof(struct mt_thread_name));
     events = std::make_unique<EventStream>(
-        program->map_fd(MT_NAME(MT_RINGS)), program->map_fd(MT_NAME(MT_LOST)),
+        rings->ring_fds(), std::move(rings->readers()), program->map_fd(MT_NAME(MT_LOST)),
         program->program_fd(generated.flush_program), program->map_fd(MT_NAME(MT_STAGED)),
-        generated.record_slots(), ring_bytes,
+        generated.record_slots(),
         EventStream::Consumer{record_bytes,
                               [&](auto data, uint32_t size, uint64_t &draw_at) {
                                 return router->take(data, size, draw_at);
@@ -396,7 +392,7 @@ int run(const Options &options) {
     records.take = [] { return uint64_t(0); };
   }
   auto begin = [&] {
-    for (const auto &u : resolution.user) {
+    for (const auto &u : front.user) {
       if (probe_kind(u.name.kind).runs == RunsAt::Start)
         call_user_probe(u.decl_id);
       if (probe_kind(u.name.kind).runs == RunsAt::Period)
@@ -449,7 +445,7 @@ int run(const Options &options) {
   if (!wrote.empty())
     std::fprintf(stderr, "moontrace: %s\n", wrote.c_str());
 
-  std::string end_error = run_end_handlers(resolution, script);
+  std::string end_error = run_end_handlers(front.user, script);
   int exit_code = end_error.empty() ? 0 : 1;
   try {
     if (maps)

@@ -145,7 +145,7 @@ std::optional<std::vector<char>> ObjectCache::load(const std::string &key) const
   UniqueFd dir = open_directory();
   if (!dir)
     return std::nullopt;
-  std::string name = key + ".o", path = dir_ + "/" + name;
+  std::string name = key + suffix_, path = dir_ + "/" + name;
   UniqueFd fd(openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd && errno == ENOENT)
     return std::nullopt;
@@ -181,7 +181,7 @@ void ObjectCache::store(const std::string &key, const std::vector<char> &object)
     return;
   bool ok = fchmod(fd.get(), 0600) == 0 && write_all(fd.get(), encode(key, object));
   ok &= close(fd.release()) == 0;
-  if (!ok || renameat(dir.get(), tmp.c_str(), dir.get(), (key + ".o").c_str()) != 0)
+  if (!ok || renameat(dir.get(), tmp.c_str(), dir.get(), (key + suffix_).c_str()) != 0)
     unlinkat(dir.get(), tmp.c_str(), 0);
 }
 

@@ -22,7 +22,9 @@ class ObjectCache {
   // in the effective user's home from the password database (sudo may have
   // kept the invoking user's $HOME).
   static std::string default_directory();
-  explicit ObjectCache(std::string directory) : dir_(std::move(directory)) {}
+  // SUFFIX: the file names' (".o" for objects).
+  explicit ObjectCache(std::string directory, std::string suffix = ".o")
+      : dir_(std::move(directory)), suffix_(std::move(suffix)) {}
 
   // The key for a generated source on this kernel, compiled with `options`
   // (which programs' pointer reads are rewritten, and how).
@@ -53,6 +55,7 @@ class ObjectCache {
   UniqueFd open_directory() const;
 
   std::string dir_;
+  std::string suffix_;
 };
 
 }  // namespace mt

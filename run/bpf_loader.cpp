@@ -225,20 +225,28 @@ void BpfProgram::load(const LoadSettings &settings) {
   if (!settings.unsafe)
     check_tracing_only();
   int cpus = libbpf_num_possible_cpus();
-  for (const char *per_cpu : {MT_NAME(MT_RINGS), MT_NAME(MT_STAGED)})
-    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, per_cpu))
-      bpf_map__set_max_entries(map, cpus);
+  if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, MT_NAME(MT_STAGED)))
+    bpf_map__set_max_entries(map, cpus);
+  // The rings made for the run; an empty array for one that runs nothing (check).
+  if (struct bpf_map *rings = bpf_object__find_map_by_name(obj_, MT_NAME(MT_RINGS))) {
+    if (settings.rings_fd < 0)
+      bpf_map__set_max_entries(rings, cpus);
+    else if (bpf_map__reuse_fd(rings, settings.rings_fd) != 0)
+      throw Error(std::string("cannot use the per-CPU ring buffers: ") + std::strerror(errno));
+  }
   struct bpf_program *follow =
       generated_.follow_program.empty()
           ? nullptr
           : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
-  // Flows are marked only under -p/-c (mt_flow_marks.h): elsewhere the
-  // table is never touched, and one slot is all it needs.
-  struct bpf_map *marks = bpf_object__find_map_by_name(obj_, MT_NAME(MT_FLOW_MARKS));
-  if (marks && !settings.filter_targets)
-    bpf_map__set_max_entries(marks, 1);
+  // Targets are kept and flows marked only under -p/-c (mt_flow_marks.h):
+  // elsewhere those tables are never touched, and one slot is all they
+  // need (65,536 of a hash cost 2 ms to create).
+  for (const char *name : {MT_NAME(MT_FLOW_MARKS), MT_NAME(MT_TARGETS)})
+    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name);
+        map && !settings.filter_targets)
+      bpf_map__set_max_entries(map, 1);
 
   // Read-only settings: the target filter switch, when a record wakes the
   // reader, and the script's parameters.

@@ -21,6 +21,7 @@ struct LoadSettings {
   uint64_t wake_bytes = 1 << 19;  // a ring holding more wakes the reader at every record
   bool verbose = false;           // keep the kernel's verifier log in errors
   bool unsafe = false;            // --unsafe: maps may be pinned, programs of any type load
+  int rings_fd = -1;              // the per-CPU rings' array (per_cpu_rings.h); -1: an empty one
 };
 
 class BpfProgram {

@@ -34,22 +34,6 @@ constexpr size_t kStagedSlotBytes = sizeof(struct mt_staged_since);
 // leave the CPU no room for that long.
 constexpr uint64_t kTakeBytes = 256 << 10;
 
-std::vector<int> create_rings(uint32_t bytes) {
-  std::vector<int> fds;
-  int cpus = libbpf_num_possible_cpus();
-  for (int cpu = 0; cpu < cpus; cpu++) {
-    int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "mt_ring", 0, 0, bytes, nullptr);
-    if (fd < 0) {
-      int error = errno;
-      for (int f : fds)
-        close(f);
-      throw Error(std::string("cannot create a BPF ring buffer: ") + std::strerror(error));
-    }
-    fds.push_back(fd);
-  }
-  return fds;
-}
-
 }  // namespace
 
 uint32_t ring_buffer_bytes() {
@@ -66,9 +50,11 @@ uint32_t ring_buffer_bytes() {
   return static_cast<uint32_t>(n << 10);
 }
 
-EventStream::EventStream(int rings_fd, int lost_fd, int flush_fd, int staged_fd, size_t num_probes,
-                         uint32_t bytes, Consumer consumer)
-    : ring_fds_(create_rings(bytes)),
+EventStream::EventStream(const std::vector<int> &ring_fds, std::vector<RingReader> &&readers,
+                         int lost_fd, int flush_fd, int staged_fd, size_t num_probes,
+                         Consumer consumer)
+    : ring_fds_(ring_fds),
+      rings_(std::move(readers)),
       window_(ring_fds_.size()),
       consumer_(std::move(consumer)),
       lost_fd_(lost_fd),
@@ -89,10 +75,7 @@ EventStream::EventStream(int rings_fd, int lost_fd, int flush_fd, int staged_fd,
     epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
     if (epoll_fd_ < 0)
       throw Error(std::string("cannot poll the BPF ring buffers: ") + std::strerror(errno));
-    std::vector<__u32> keys;
     for (size_t cpu = 0; cpu < ring_fds_.size(); cpu++) {
-      rings_.emplace_back(ring_fds_[cpu], bytes);
-      keys.push_back(cpu);
       // Edge-triggered: a wake-up is reported once, so records left in a
       // ring on purpose (held for ordering) do not keep waking us.
       epoll_event ev{};
@@ -101,14 +84,6 @@ EventStream::EventStream(int rings_fd, int lost_fd, int flush_fd, int staged_fd,
       if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ring_fds_[cpu], &ev) != 0)
         throw Error(std::string("cannot poll a BPF ring buffer: ") + std::strerror(errno));
     }
-    // Each update of a map-in-map waits for an RCU grace period: install
-    // every CPU's buffer in one batch where the kernel allows it.
-    __u32 count = keys.size();
-    if (bpf_map_update_batch(rings_fd, keys.data(), ring_fds_.data(), &count, nullptr) == 0)
-      return;
-    for (size_t i = 0; i < keys.size(); i++)
-      if (bpf_map_update_elem(rings_fd, &keys[i], &ring_fds_[i], BPF_ANY) != 0)
-        throw Error(std::string("cannot install a per-CPU ring buffer: ") + std::strerror(errno));
   } catch (...) {
     close_all();
     throw;
@@ -127,9 +102,6 @@ void EventStream::close_all() {
   if (epoll_fd_ >= 0)
     close(epoll_fd_);
   epoll_fd_ = -1;
-  for (int fd : ring_fds_)
-    close(fd);
-  ring_fds_.clear();
 }
 
 void EventStream::wait(int timeout_ms) {

@@ -1,5 +1,5 @@
-// Records from the kernel: one BPF ring buffer per CPU, created here and
-// placed in the program's mt_rings array before events flow, read in place;
+// Records from the kernel: one BPF ring buffer per CPU (per_cpu_rings.h),
+// read in place;
 // plus the per-probe counts of records that found no room. Records to be
 // drawn are handed on in time order across CPUs (see reorder_window.h),
 // the others as they are found.
@@ -33,11 +33,12 @@ class EventStream {
     ReorderWindow::Draw draw;
   };
 
-  // `rings_fd` is the loaded outer map; one buffer of `bytes` per CPU;
-  // `flush_fd` the program that hands a CPU's staged records to its ring,
-  // `staged_fd` the array of when each CPU staged its oldest record held.
-  EventStream(int rings_fd, int lost_fd, int flush_fd, int staged_fd, size_t num_probes,
-              uint32_t bytes, Consumer consumer);
+  // `ring_fds`: one buffer per CPU (per_cpu_rings.h), which outlive this,
+  // and `readers` mapping them; `flush_fd` the program that hands a CPU's staged records
+  // to its ring, `staged_fd` the array of when each CPU staged its oldest
+  // record held.
+  EventStream(const std::vector<int> &ring_fds, std::vector<RingReader> &&readers, int lost_fd,
+              int flush_fd, int staged_fd, size_t num_probes, Consumer consumer);
   ~EventStream();
   EventStream(const EventStream &) = delete;
   EventStream &operator=(const EventStream &) = delete;

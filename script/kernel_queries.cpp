@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <regex>
 
 #include "kernel/kernel_btf.h"
@@ -10,13 +11,45 @@
 
 namespace mt {
 
+const KernelAnswers::Answer &LuaApi::probe_choice(lua_State *L,
+                                                  const std::vector<std::string> &names) {
+  LuaScript &s = self(L);
+  std::string question = "probe";
+  for (const auto &name : names)
+    question += "\n" + name;
+  auto shaped = [&](const KernelAnswers::Answer &a) {
+    return a.size() >= 3 && (a[0].empty() || KernelAnswers::is_number(a[0], names.size()));
+  };
+  return s.answers_.answer(
+      question,
+      [&] {
+        std::vector<std::string> reasons;
+        auto chosen =
+            raising_errors(L, [&] { return first_available(names, s.kernel(), true, reasons); });
+        KernelAnswers::Answer answer{chosen ? std::to_string(chosen->index) : "", joined(reasons),
+                                     chosen && !chosen->probes.empty() ? "1" : ""};
+        if (answer[2].empty())
+          return answer;
+        const ResolvedProbe &rp = chosen->probes[0];
+        if (rp.format)
+          for (const auto &f : rp.format->fields)
+            answer.push_back(f.name);
+        else if (rp.has_signature)
+          for (const auto &p : rp.signature.params)
+            answer.push_back(p.name);
+        else if (probe_kind(rp.name.kind).user_memory)
+          for (int i = 0; i < 6; i++)
+            answer.push_back("arg" + std::to_string(i));
+        return answer;
+      },
+      shaped);
+}
+
 struct LuaKernelQueries : LuaApi {
-  // The first of `names` this kernel has; a name that does not parse is
-  // raised as a Lua error.
-  static std::optional<Alternative> first_available_or_raise(lua_State *L, LuaScript &s,
-                                                             const std::vector<std::string> &names,
-                                                             std::vector<std::string> &reasons) {
-    return raising_errors(L, [&] { return first_available(names, s.kernel(), true, reasons); });
+  // Whether TEXT is a decimal integer, N.
+  static bool integer(const std::string &text, int64_t &n) {
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+    return !text.empty() && error == std::errc() && end == text.data() + text.size();
   }
 
   // available(NAME | {NAME, ALTERNATIVE...}) -> the first alternative this
@@ -25,18 +58,18 @@ struct LuaKernelQueries : LuaApi {
     LuaScript &s = self(L);
     std::vector<std::string> names = probe_names(L, 1, "available");
     ScriptLocation where = caller(L);
-    std::vector<std::string> reasons;
-    std::optional<Alternative> chosen = first_available_or_raise(L, s, names, reasons);
-    std::string why = joined(reasons);
+    const KernelAnswers::Answer &chosen = probe_choice(L, names);
+    const std::string &why = chosen[1];
+    std::string name = chosen[0].empty() ? "" : names[std::stoul(chosen[0])];
     std::string note = where.file + ":" + std::to_string(where.line) + ": available: ";
-    note += chosen ? names[chosen->index] : "none";
+    note += chosen[0].empty() ? "none" : name;
     s.notes_.push_back(note + (why.empty() ? "" : " (skipped " + why + ")"));
-    if (!chosen) {
+    if (chosen[0].empty()) {
       lua_pushnil(L);
       lua_pushstring(L, why.c_str());
       return 2;
     }
-    lua_pushstring(L, names[chosen->index].c_str());
+    lua_pushstring(L, name.c_str());
     return 1;
   }
 
@@ -45,10 +78,20 @@ struct LuaKernelQueries : LuaApi {
   static int enum_value(lua_State *L) {
     LuaScript &s = self(L);
     std::string name = luaL_checkstring(L, 1), enumerator = luaL_checkstring(L, 2);
-    const KernelBtf *btf = s.kernel().btf();
-    std::optional<int64_t> value = btf ? btf->enum_value(name, enumerator) : std::nullopt;
-    if (value)
-      lua_pushinteger(L, *value);
+    const KernelAnswers::Answer &value = s.answers_.answer(
+        "enum\n" + name + "\n" + enumerator,
+        [&]() -> KernelAnswers::Answer {
+          const KernelBtf *btf = s.kernel().btf();
+          std::optional<int64_t> v = btf ? btf->enum_value(name, enumerator) : std::nullopt;
+          return {v ? std::to_string(*v) : ""};
+        },
+        [](const KernelAnswers::Answer &a) {
+          int64_t n;
+          return a.size() == 1 && (a[0].empty() || integer(a[0], n));
+        });
+    int64_t n = 0;
+    if (integer(value[0], n))
+      lua_pushinteger(L, n);
     else
       lua_pushnil(L);
     return 1;
@@ -64,8 +107,13 @@ struct LuaKernelQueries : LuaApi {
     std::smatch m;
     if (!std::regex_match(type, m, record))
       return luaL_argerror(L, 1, "expected \"struct NAME\" or \"union NAME\"");
-    const KernelBtf *btf = s.kernel().btf();
-    bool has = btf && btf->has_member(m[1], m[2], field);
+    bool has = s.answers_.answer(
+                   "field\n" + type + "\n" + field,
+                   [&]() -> KernelAnswers::Answer {
+                     const KernelBtf *btf = s.kernel().btf();
+                     return {btf && btf->has_member(m[1], m[2], field) ? "1" : ""};
+                   },
+                   [](const KernelAnswers::Answer &a) { return a.size() == 1; })[0] == "1";
     ScriptLocation where = caller(L);
     s.notes_.push_back(where.file + ":" + std::to_string(where.line) + ": has_field: " + type +
                        " " + field + ": " + (has ? "yes" : "no"));
@@ -79,30 +127,17 @@ struct LuaKernelQueries : LuaApi {
   // uprobes' arg0..arg5), or nil and why none is available: a script
   // words its expressions for the kernel's version of an event.
   static int arguments(lua_State *L) {
-    LuaScript &s = self(L);
     std::vector<std::string> names = probe_names(L, 1, "arguments");
-    std::vector<std::string> reasons;
-    std::optional<Alternative> chosen = first_available_or_raise(L, s, names, reasons);
-    if (!chosen || chosen->probes.empty()) {
+    const KernelAnswers::Answer &chosen = probe_choice(L, names);
+    if (chosen[2].empty()) {
       lua_pushnil(L);
-      lua_pushstring(L, joined(reasons).c_str());
+      lua_pushstring(L, chosen[1].c_str());
       return 2;
     }
-    const ResolvedProbe &rp = chosen->probes[0];
-    std::vector<std::string> args;
-    if (rp.format)
-      for (const auto &f : rp.format->fields)
-        args.push_back(f.name);
-    else if (rp.has_signature)
-      for (const auto &p : rp.signature.params)
-        args.push_back(p.name);
-    else if (probe_kind(rp.name.kind).user_memory)
-      for (int i = 0; i < 6; i++)
-        args.push_back("arg" + std::to_string(i));
-    lua_createtable(L, (int)args.size(), 0);
-    for (size_t i = 0; i < args.size(); i++) {
-      lua_pushstring(L, args[i].c_str());
-      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    lua_createtable(L, (int)chosen.size() - 3, 0);
+    for (size_t i = 3; i < chosen.size(); i++) {
+      lua_pushstring(L, chosen[i].c_str());
+      lua_rawseti(L, -2, (lua_Integer)i - 2);
     }
     return 1;
   }

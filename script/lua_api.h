@@ -17,6 +17,7 @@
 #include "codegen/source_locator.h"
 #include "common/declaration.h"
 #include "common/error.h"
+#include "script/kernel_answers.h"
 #include "script/lua_script.h"
 
 namespace mt {
@@ -131,6 +132,13 @@ struct LuaApi {
       luaL_error(L, "%s: expected a probe name or a list of alternatives", what);
     return names;
   }
+
+  // The first of NAMES this kernel has, answered once per kernel
+  // (kernel_answers.h): {its index, or "" for none; why the ones before it
+  // were passed over; "1" when it names probes, then its first probe's
+  // argument names}. A name that does not parse is raised.
+  static const KernelAnswers::Answer &probe_choice(lua_State *L,
+                                                   const std::vector<std::string> &names);
 
   static int new_handle(lua_State *L, int id, const char *type) {
     *static_cast<int *>(lua_newuserdatauv(L, sizeof(int), 0)) = id;

@@ -50,6 +50,15 @@ Error lua_error_to_one_line(lua_State *L, const std::string &message) {
 
 }  // namespace
 
+void report_hidden(const ScriptSource &source) {
+  std::string hidden;
+  for (const auto &h : source.hides)
+    hidden += (hidden.empty() ? "" : ", ") + h;
+  if (!hidden.empty())
+    std::fprintf(stderr, "moontrace: running %s, which hides %s (run that by its path)\n",
+                 source.path.c_str(), hidden.c_str());
+}
+
 ScriptSource load_script_source(const std::string &name) {
   std::string base = name.size() > 4 && name.substr(name.size() - 4) == ".lua"
                          ? name.substr(0, name.size() - 4)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/declaration.h"
+#include "script/kernel_answers.h"
 #include "script/lua_sandbox.h"
 
 struct lua_State;
@@ -36,6 +37,9 @@ struct ScriptSource {
 // the first along the search path (script_search.h), its own directories
 // then the shipped ones; throws mt::Error if there is none.
 ScriptSource load_script_source(const std::string &name_or_path);
+// A script run by name that hides others of its name is said on stderr,
+// not silent.
+void report_hidden(const ScriptSource &source);
 
 class LuaScript {
  public:
@@ -68,6 +72,9 @@ class LuaScript {
   // The modules `require` read from files so far: name -> source.
   std::map<std::string, std::string> file_modules() const;
   const ScriptSource &source() const { return source_; }
+  // What the script asked of the kernel while declaring; replay() answers
+  // from an earlier start's before declare().
+  KernelAnswers &kernel_answers() { return answers_; }
   lua_State *state() { return L_; }
 
   // Run phase. The fill callback pushes nothing and fills the table on
@@ -109,6 +116,7 @@ class LuaScript {
   KernelMaps *maps_ = nullptr;
   std::function<uint64_t()> lost_;
   KernelFacts *kernel_ = nullptr;
+  KernelAnswers answers_;
   // The further lines of the error a script{} raised (by the end of its
   // message: Lua may shorten the place before it), for its Error.
   std::pair<std::string, std::vector<std::string>> more_error_lines_;

@@ -73,6 +73,12 @@ struct LuaScriptInfo : LuaApi {
 
   // What this kernel lacks of a "feature" a script names.
   static std::string missing_feature(LuaScript &s, lua_State *L, const std::string &feature) {
+    return s.answers_.answer(
+        "feature\n" + feature,
+        [&]() -> KernelAnswers::Answer { return {feature_missing(s, L, feature)}; },
+        [](const KernelAnswers::Answer &a) { return a.size() == 1; })[0];
+  }
+  static std::string feature_missing(LuaScript &s, lua_State *L, const std::string &feature) {
     KernelFacts &k = s.kernel();
     if (feature == "btf")
       return k.btf() ? "" : "no kernel BTF (/sys/kernel/btf/vmlinux)";
@@ -208,13 +214,10 @@ struct LuaScriptInfo : LuaApi {
         for (const auto &name : names)
           shown += (shown.empty() ? "" : " or ") + name;
         info.requirements.push_back(shown);
-        std::vector<std::string> reasons;
-        auto chosen =
-            raising_errors(L, [&] { return first_available(names, s.kernel(), true, reasons); });
-        if (!chosen)
-          info.unmet.push_back(names.size() == 1
-                                   ? joined(reasons)
-                                   : "one of " + shown + " (" + joined(reasons) + ")");
+        const KernelAnswers::Answer &chosen = probe_choice(L, names);
+        if (chosen[0].empty())
+          info.unmet.push_back(names.size() == 1 ? chosen[1]
+                                                 : "one of " + shown + " (" + chosen[1] + ")");
       }
       lua_pop(L, 1);
     }

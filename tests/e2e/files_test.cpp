@@ -33,11 +33,12 @@ struct stat stat_of(const std::string &path) {
   return st;
 }
 
-std::vector<std::string> objects_in(const std::string &dir) {
+std::vector<std::string> objects_in(const std::string &dir, const std::string &suffix = "") {
   std::vector<std::string> found;
   std::error_code ec;
   for (auto &e : fs::directory_iterator(dir, ec))
-    found.push_back(e.path().string());
+    if (e.path().string().ends_with(suffix))
+      found.push_back(e.path().string());
   return found;
 }
 
@@ -59,7 +60,7 @@ TEST_F(E2eFiles, CacheIs0700WithObjects0600WhateverTheUmask) {
   umask(old);
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(stat_of(dir_.file("cache")).st_mode & 07777, 0700u);
-  auto objects = objects_in(dir_.file("cache"));
+  auto objects = objects_in(dir_.file("cache"), ".o");
   ASSERT_EQ(objects.size(), 1u);
   EXPECT_EQ(stat_of(objects[0]).st_mode & 07777, 0600u);
   r = run(in_dir({"-v", "t.lua"}));
@@ -69,7 +70,7 @@ TEST_F(E2eFiles, CacheIs0700WithObjects0600WhateverTheUmask) {
 TEST_F(E2eFiles, CachedObjectOfAnotherUserIsRefused) {
   dir_.write("t.lua", kProbeScript);
   ASSERT_EQ(run(in_dir({"t.lua"})).exit_code, 0);
-  auto objects = objects_in(dir_.file("cache"));
+  auto objects = objects_in(dir_.file("cache"), ".o");
   ASSERT_EQ(objects.size(), 1u);
   ASSERT_EQ(chown(objects[0].c_str(), kNobody, kNobody), 0);
   auto r = run(in_dir({"t.lua"}));
@@ -82,7 +83,7 @@ TEST_F(E2eFiles, CachedObjectOfAnotherUserIsRefused) {
 TEST_F(E2eFiles, DamagedCachedObjectIsCompiledAgain) {
   dir_.write("t.lua", kProbeScript);
   ASSERT_EQ(run(in_dir({"t.lua"})).exit_code, 0);
-  auto objects = objects_in(dir_.file("cache"));
+  auto objects = objects_in(dir_.file("cache"), ".o");
   ASSERT_EQ(objects.size(), 1u);
   std::string bytes = read_file(objects[0]);
   bytes[bytes.size() / 2] ^= 0x55;

@@ -1,0 +1,16 @@
+// A digest of everything a declaration holds: two declarations with the
+// same fingerprint generate the same C on the same kernel, so a start can
+// reuse what an earlier one generated (app/front_end_cache.h).
+#pragma once
+#include <string>
+
+#include "common/declaration.h"
+
+namespace mt {
+
+// SHA-256, as hex, of every field of DECL. A field added to a struct of
+// declaration.h must be added here too: DeclarationFingerprint.* in the
+// unit tests fail until it is.
+std::string declaration_fingerprint(const Declaration &decl);
+
+}  // namespace mt

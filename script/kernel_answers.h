@@ -1,0 +1,37 @@
+// What a script asked of the kernel while declaring (available(),
+// arguments(), has_field(), enum_value(), script{} requirements) and the
+// answers, kept so that a later start on the same kernel answers from
+// them without reading the kernel's BTF (app/front_end_cache.h).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mt {
+
+class KernelAnswers {
+ public:
+  using Answer = std::vector<std::string>;
+  using Answers = std::map<std::string, Answer>;
+
+  // Answers from an earlier start on this kernel.
+  void replay(Answers answers) { known_ = std::move(answers); }
+  // The answer to QUESTION: a replayed one that has the shape SHAPED
+  // expects, else ASK()'s, kept.
+  const Answer &answer(const std::string &question, const std::function<Answer()> &ask,
+                       const std::function<bool(const Answer &)> &shaped);
+  // Every answer known now: replayed, and asked this time.
+  const Answers &all() const { return known_; }
+  // Whether a question had to be asked of the kernel this time.
+  bool asked() const { return asked_; }
+  // Whether TEXT is a decimal number below BELOW, for shaped().
+  static bool is_number(const std::string &text, uint64_t below = UINT64_MAX);
+
+ private:
+  Answers known_;
+  bool asked_ = false;
+};
+
+}  // namespace mt

@@ -1,0 +1,105 @@
+// Warm starts (issue 18): a script run again on the same kernel reads no
+// kernel BTF of its own and generates no C, taking both as an earlier
+// start left them (app/front_end_cache.h); and a changed script, module,
+// parameter or engine build is generated again, never served stale.
+// (A changed kernel: FrontEndCache.* in the unit tests.)
+#include <filesystem>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace e2e {
+namespace {
+
+constexpr const char *kReused = "using the C an earlier start generated";
+
+constexpr const char *kModule = "return { base = 100 }\n";
+// Prints a number the generated C holds: the module's base, the script's
+// own step and the parameter, added up in Lua.
+constexpr const char *kScript = R"lua(local m = require "wsmod"
+local extra = param("extra", { type = "int", default = 0, help = "added in the C" })
+probe("tracepoint:syscalls:sys_enter_getppid", { capture = { v = "(__u64)(" .. (m.base + 1 + extra) .. ")" } },
+      function(ev) print("v=" .. ev.v) exit() end)
+)lua";
+
+class E2eWarmStart : public BpfTest {
+ protected:
+  void SetUp() override {
+    BpfTest::SetUp();
+    dir_.write("wsmod.lua", kModule);
+    dir_.write("ws.lua", kScript);
+  }
+  // The script under -v, with a private cache; sh calls getppid.
+  Result traced(std::vector<std::string> more = {}, const std::string &binary = moontrace()) {
+    std::vector<std::string> args = {"-v", "-c", "sh -c true", dir_.file("ws.lua")};
+    args.insert(args.end(), more.begin(), more.end());
+    Command c = mt(args);
+    c.argv[0] = binary;
+    c.env.push_back({"MOONTRACE_CACHE", dir_.file("cache")});
+    return run(c, 60s);
+  }
+  // Opens of the kernel's BTF by a run of ARGS (strace).
+  int btf_opens(const std::vector<std::string> &args) {
+    std::string log = dir_.file("strace.log");
+    Command c = mt(args);
+    c.argv.insert(c.argv.begin(), {"strace", "-f", "-qq", "-e", "trace=openat", "-o", log});
+    c.env.push_back({"MOONTRACE_CACHE", dir_.file("cache")});
+    Result r = run(c, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    int opens = 0;
+    for (const auto &line : lines(read_file(log)))
+      opens += contains(line, "\"/sys/kernel/btf/vmlinux\"");
+    return opens;
+  }
+  TempDir dir_;
+};
+
+TEST_F(E2eWarmStart, AWarmStartReadsNoKernelBtfOfItsOwnAndGeneratesNoC) {
+  // One tracepoint of tracefs: nothing needs the kernel's BTF once warm.
+  std::vector<std::string> small = {"-c", "sh -c true", dir_.file("ws.lua")};
+  EXPECT_GE(btf_opens(small), 1);
+  EXPECT_EQ(btf_opens(small), 0);
+  // uring: libbpf reads it once, for the object's tp_btf programs and
+  // CO-RE reads; the engine itself no more.
+  std::vector<std::string> uring = {"-o", "/dev/null", "-c", "true", "uring"};
+  int cold = btf_opens(uring);
+  EXPECT_EQ(btf_opens(uring), 1);
+  EXPECT_GE(cold, 2);
+  Result r = traced();
+  EXPECT_TRUE(contains(r.err, kReused)) << r;
+  EXPECT_TRUE(contains(r.err, "using cached object")) << r;
+}
+
+TEST_F(E2eWarmStart, AChangedScriptModuleOrParameterIsGeneratedAgain) {
+  auto expect = [&](Result r, const std::string &v, bool reused) {
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_TRUE(contains(r.out, "v=" + v)) << r;
+    EXPECT_EQ(contains(r.err, kReused), reused) << r;
+  };
+  expect(traced(), "101", false);
+  expect(traced(), "101", true);
+  dir_.write("ws.lua",
+             std::string(kScript).replace(std::string(kScript).find("+ 1 +"), 5, "+ 2 +"));
+  expect(traced(), "102", false);
+  expect(traced(), "102", true);
+  dir_.write("wsmod.lua", "return { base = 200 }\n");
+  expect(traced(), "202", false);
+  expect(traced({"--extra", "5"}), "207", false);
+  expect(traced({"--extra", "5"}), "207", true);
+  expect(traced(), "202", true);
+}
+
+TEST_F(E2eWarmStart, AnotherBuildOfTheEngineGeneratesAgain) {
+  ASSERT_EQ(traced().exit_code, 0);
+  ASSERT_TRUE(contains(traced().err, kReused));
+  std::string copy = dir_.file("moontrace-copy");
+  std::filesystem::copy_file(moontrace(), copy);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_all);
+  Result r = traced({}, copy);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "v=101")) << r;
+  EXPECT_FALSE(contains(r.err, kReused)) << r;
+  EXPECT_TRUE(contains(traced({}, copy).err, kReused));
+}
+
+}  // namespace
+}  // namespace e2e
