@@ -44,6 +44,11 @@ variants = [
     ("bpftrace", ["bpftrace", "-e", bt_small], dict, bt_attached),
     ("moontrace, no kernel probe", [mt, empty], lambda: {"MOONTRACE_CACHE": warm_cache}, mt_attached),
     ("bpftrace, BEGIN only", ["bpftrace", "-e", bt_empty], dict, bt_attached),
+    # The flagship: uring's 30-odd probes, until `true` exits.
+    ("moontrace uring, cold cache", [mt, "-o", "/dev/null", "-c", "true", "uring"], fresh_cache,
+     mt_attached),
+    ("moontrace uring, warm cache", [mt, "-o", "/dev/null", "-c", "true", "uring"],
+     lambda: {"MOONTRACE_CACHE": warm_cache}, mt_attached),
 ]
 
 
@@ -132,6 +137,26 @@ for (label, *_), runs_ in zip(variants, samples):
     gap = [t - a if a is not None else None for a, t, _ in runs_]
     cells = stats(att) + stats(tot) + stats(gap, ("median",)) + stats(cpu, ("median",))
     print(f"| {label} | " + " | ".join(cells) + " |")
+
+# Issue 18's targets, on the medians of exec to attached.
+median = {label: statistics.median(a for a, _, _ in r) if all(a is not None for a, _, _ in r)
+          else None for (label, *_), r in zip(variants, samples)}
+targets = [
+    ("small script, warm: at most 1/10 of bpftrace's", "moontrace, warm cache", "bpftrace", 0.1),
+    ("uring, warm: under bpftrace's BEGIN-only start", "moontrace uring, warm cache",
+     "bpftrace, BEGIN only", 1.0),
+    ("uring, cold (compile included): under bpftrace's one-liner", "moontrace uring, cold cache",
+     "bpftrace", 1.0),
+]
+print("\n| target | moontrace ms | limit ms | met |")
+print("|---|---:|---:|---|")
+for what, ours, theirs, share in targets:
+    if median[ours] is None or median[theirs] is None:
+        print(f"| {what} | n/a | n/a | n/a |")
+        continue
+    limit = median[theirs] * share
+    met = median[ours] <= limit if share < 1 else median[ours] < limit
+    print(f"| {what} | {median[ours]:.1f} | {limit:.1f} | {'yes' if met else 'no'} |")
 print(f"""
 Method: each run is timed from just before fork+exec (python3 subprocess,
 perf_counter) to the process being reaped (*exec to exit*); the script's
@@ -145,6 +170,7 @@ last attach. *Exit after attach* is the per-run difference (teardown, mostly).
 Cold cache: a fresh empty MOONTRACE_CACHE directory each run (the OS page cache
 stays warm); warm cache: a directory filled by an untimed first round.
 
-- moontrace: bench/startup.lua; no kernel probe: bench/startup_empty.lua
+- moontrace: bench/startup.lua; no kernel probe: bench/startup_empty.lua;
+  uring: `moontrace -o /dev/null -c true uring`
 - bpftrace: `{bt_small}`
 - bpftrace, BEGIN only: `{bt_empty}`""")
