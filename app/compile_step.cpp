@@ -189,6 +189,18 @@ void declare_answered(LuaScript &script, const std::vector<LuaScript::More> &mor
     cache.store_answers(script.kernel_answers().all());
 }
 
+bool has_kernel_probes(const Declaration &decl) {
+  for (const auto &p : decl.probes) {
+    try {
+      if (p.alternatives.empty() || parse_probe_name(p.alternatives[0]).in_kernel())
+        return true;
+    } catch (const Error &) {
+      return true;
+    }
+  }
+  return false;
+}
+
 FrontEndCache::Generated generate_or_reuse(const Declaration &decl, KernelFacts &kernel,
                                            const Options &options, const FrontEndCache &cache) {
   bool filter = options.pid || !options.command.empty();

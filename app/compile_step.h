@@ -24,6 +24,9 @@ GeneratedProgram generate_program(const Declaration &decl, const Resolution &res
 void declare_answered(LuaScript &script, const std::vector<LuaScript::More> &more,
                       const FrontEndCache &cache);
 
+// Whether DECL has a probe in the kernel (one that does not parse counts).
+bool has_kernel_probes(const Declaration &decl);
+
 // The C for DECL as an earlier start on this kernel generated it, else
 // generated now and kept for the next start (front_end_cache.h).
 FrontEndCache::Generated generate_or_reuse(const Declaration &decl, KernelFacts &kernel,

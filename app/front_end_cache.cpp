@@ -3,14 +3,17 @@
 
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
+#include <sstream>
 
 #include "common/declaration_fingerprint.h"
 #include "common/error.h"
 #include "common/field_codec.h"
-#include "common/hash.h"
+#include "common/sha256.h"
 #include "kernel/probe_name.h"
 
 namespace mt {
@@ -20,52 +23,105 @@ namespace {
 constexpr const char *kAnswersFormat = "kernel answers 1";
 constexpr const char *kGeneratedFormat = "generated program 1";
 
-void add_file_identity(FieldWriter &w, const char *path) {
-  struct stat st {};
-  stat(path, &st);
-  w.num(st.st_dev).num(st.st_ino).num(st.st_size).num(st.st_mtim.tv_sec).num(st.st_mtim.tv_nsec);
-}
-
 std::vector<char> bytes_of(const std::string &text) {
   return std::vector<char>(text.begin(), text.end());
 }
 
+// Whether DECL's C may be kept: none of its probes is on a file.
+bool keepable(const Declaration &decl) {
+  for (const auto &p : decl.probes)
+    if (any_names_a_file(p.alternatives))
+      return false;
+  return true;
+}
+
+// The lines of a file, or nothing when it cannot be read; a file that
+// is not there is empty.
+std::optional<std::vector<std::string>> lines_of(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return access(path.c_str(), F_OK) != 0 && errno == ENOENT
+               ? std::optional(std::vector<std::string>{})
+               : std::nullopt;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
 }  // namespace
 
-// This engine's build and the running kernel: its build, and the modules
-// loaded (each may bring probes and types).
-std::string FrontEndCache::identity(const IdentityFiles &files) {
+std::optional<std::string> FrontEndCache::identity(const IdentityFiles &files) {
   FieldWriter w;
-  w.str(MT_VERSION);
-  add_file_identity(w, files.engine.c_str());
+  // The engine's build: its file, replaced by every build.
+  struct stat st {};
+  if (stat(files.engine.c_str(), &st) != 0)
+    return std::nullopt;
+  w.str(MT_VERSION).num(st.st_dev).num(st.st_ino).num(st.st_size).num(st.st_mtim.tv_sec);
+  w.num(st.st_mtim.tv_nsec);
+  // The kernel's build (its version string holds the build's date), its
+  // BTF's size (as the object cache's key: its time changes every boot),
+  // and each module loaded: name, size and state.
   struct utsname uts {};
   uname(&uts);
   w.str(uts.release).str(uts.version);
-  add_file_identity(w, files.kernel_btf.c_str());
-  std::vector<std::string> modules;
-  std::ifstream listed(files.modules);
-  for (std::string line; std::getline(listed, line);)
-    modules.push_back(line.substr(0, line.find(' ')));
-  std::sort(modules.begin(), modules.end());
-  w.strs(modules);
+  w.num(stat(files.kernel_btf.c_str(), &st) == 0 ? st.st_size : -1);
+  auto modules = lines_of(files.modules);
+  if (!modules)
+    return std::nullopt;
+  for (auto &line : *modules) {
+    std::istringstream fields(line);
+    std::string name, size, uses, by, state;
+    fields >> name >> size >> uses >> by >> state;
+    line = name + " " + size + " " + state;
+  }
+  std::sort(modules->begin(), modules->end());
+  w.strs(*modules);
+  // What this user may see of the kernel: answers differ without
+  // tracefs, or without the capabilities to load a test program.
+  auto status = lines_of(files.status);
+  if (!status)
+    return std::nullopt;
+  for (const auto &line : *status)
+    if (line.starts_with("CapEff:"))
+      w.str(line);
+  w.num(geteuid());
+  w.num(access("/sys/kernel/tracing/events", R_OK | X_OK) == 0 ||
+        access("/sys/kernel/debug/tracing/events", R_OK | X_OK) == 0);
   return w.bytes();
 }
 
 FrontEndCache::FrontEndCache(std::string directory, bool enabled, const IdentityFiles &files)
-    : store_(std::move(directory), ".front"), enabled_(enabled) {
-  if (enabled_)
-    identity_ = identity(files);
+    : store_(std::move(directory), ".front") {
+  if (!enabled)
+    return;
+  auto found = identity(files);
+  enabled_ = found.has_value();
+  identity_ = found.value_or("");
 }
 
 std::string FrontEndCache::key(const std::string &what) const {
-  return ContentHash().add(identity_).add(what).hex();
+  return sha256_hex(FieldWriter().str(identity_).str(what).bytes());
+}
+
+std::optional<std::vector<char>> FrontEndCache::load(const std::string &what) const {
+  if (!enabled_)
+    return std::nullopt;
+  try {
+    return store_.load(key(what));
+  } catch (const Error &) {
+    return std::nullopt;  // a cache not to be trusted is not used; compiling says why
+  }
+}
+
+std::string FrontEndCache::generated_key(const Declaration &decl, bool filter) {
+  return std::string(kGeneratedFormat) + (filter ? " filtered " : " ") +
+         declaration_fingerprint(decl);
 }
 
 KernelAnswers::Answers FrontEndCache::answers() const {
   KernelAnswers::Answers answers;
-  if (!enabled_)
-    return answers;
-  auto bytes = store_.load(key(kAnswersFormat));
+  auto bytes = load(kAnswersFormat);
   if (!bytes)
     return answers;
   try {
@@ -91,19 +147,26 @@ void FrontEndCache::store_answers(const KernelAnswers::Answers &answers) const {
 }
 
 std::string FrontEndCache::encode(const Generated &generated) {
-  const GeneratedProgram &g = generated.program;
+  // All the fields at once: one added to them does not build until it is
+  // written here, and read in decode().
+  const auto &[program, user, notes] = generated;
+  const auto &[source, probes, params_struct, follow_program, flush_program, naming_programs,
+               built_expressions] = program;
   FieldWriter w;
-  w.str(g.source).str(g.params_struct).str(g.follow_program).str(g.flush_program);
-  w.strs(g.naming_programs).num(static_cast<int64_t>(g.built_expressions.size()));
-  for (const auto &[at, text] : g.built_expressions)
+  w.str(source).str(params_struct).str(follow_program).str(flush_program);
+  w.strs(naming_programs).num(static_cast<int64_t>(built_expressions.size()));
+  for (const auto &[at, text] : built_expressions)
     w.str(at.first).num(at.second).str(text);
-  w.num(static_cast<int64_t>(g.probes.size()));
-  for (const auto &p : g.probes)
-    w.num(p.decl_id).str(p.program).str(p.attached_program).str(p.record).str(p.probe_name);
-  w.num(static_cast<int64_t>(generated.user.size()));
-  for (const auto &u : generated.user)
+  w.num(static_cast<int64_t>(probes.size()));
+  for (const auto &p : probes) {
+    const auto &[decl_id, function, attached_program, record, probe_name, name] = p;
+    w.num(decl_id).str(function).str(attached_program).str(record).str(probe_name);
+    (void)name;  // probe_name, parsed
+  }
+  w.num(static_cast<int64_t>(user.size()));
+  for (const auto &u : user)
     w.num(u.decl_id).str(u.name.to_string());
-  w.strs(generated.notes);
+  w.strs(notes);
   return w.bytes();
 }
 
@@ -145,11 +208,7 @@ FrontEndCache::Generated FrontEndCache::decode(const std::string &bytes) {
 
 std::optional<FrontEndCache::Generated> FrontEndCache::generated(const Declaration &decl,
                                                                  bool filter) const {
-  if (!enabled_)
-    return std::nullopt;
-  std::string what =
-      std::string(kGeneratedFormat) + (filter ? " filtered " : " ") + declaration_fingerprint(decl);
-  auto bytes = store_.load(key(what));
+  auto bytes = keepable(decl) ? load(generated_key(decl, filter)) : std::nullopt;
   if (!bytes)
     return std::nullopt;
   try {
@@ -169,11 +228,8 @@ std::optional<FrontEndCache::Generated> FrontEndCache::generated(const Declarati
 
 void FrontEndCache::store_generated(const Declaration &decl, bool filter,
                                     const Generated &generated) const {
-  if (!enabled_)
-    return;
-  std::string what =
-      std::string(kGeneratedFormat) + (filter ? " filtered " : " ") + declaration_fingerprint(decl);
-  store_.store(key(what), bytes_of(encode(generated)));
+  if (enabled_ && keepable(decl))
+    store_.store(key(generated_key(decl, filter)), bytes_of(encode(generated)));
 }
 
 }  // namespace mt

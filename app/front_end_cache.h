@@ -6,7 +6,10 @@
 // takes the C as it was generated: it neither reads the kernel's BTF nor
 // generates C. Anything that could change them is in their keys: the
 // engine's build, the kernel's build and its loaded modules, the whole
-// declaration (scripts, modules, parameters) and -p/-c.
+// declaration (scripts, modules, parameters) and -p/-c. A declaration with
+// a probe on a file (uprobe) is not kept: which alternative it takes
+// depends on files, not on the kernel. A cache not to be trusted is not
+// used (compiling then says why).
 #pragma once
 #include <optional>
 #include <string>
@@ -19,17 +22,20 @@
 
 namespace mt {
 
-// What identifies the engine and the kernel: files whose identity (device,
-// inode, size, time) changes with their builds, and the modules listed.
+// What identifies the engine and the kernel: the files that change with
+// their builds, the modules loaded, and what this process may see.
 struct IdentityFiles {
   std::string engine = "/proc/self/exe";
   std::string kernel_btf = "/sys/kernel/btf/vmlinux";
   std::string modules = "/proc/modules";
+  std::string status = "/proc/self/status";  // its effective capabilities
 };
 
 class FrontEndCache {
  public:
-  static std::string identity(const IdentityFiles &files);
+  // What FILES and this process say of the engine and the kernel; none
+  // when something that may change cannot be read (the cache is then off).
+  static std::optional<std::string> identity(const IdentityFiles &files);
 
   // Off (nothing loaded or stored) under --no-cache.
   FrontEndCache(std::string directory, bool enabled, const IdentityFiles &files = {});
@@ -53,9 +59,11 @@ class FrontEndCache {
 
  private:
   std::string key(const std::string &what) const;
+  std::optional<std::vector<char>> load(const std::string &what) const;
+  static std::string generated_key(const Declaration &decl, bool filter);
 
   ObjectCache store_;
-  bool enabled_;
+  bool enabled_ = false;
   std::string identity_;  // engine and kernel
 };
 

@@ -87,10 +87,6 @@ int run(const Options &options) {
   Output output;
   output.set_json(options.json);
   ScriptArgs args(options.script_args);
-  // Made while the script is read (per_cpu_rings.h), for what runs probes.
-  std::optional<PerCpuRings> rings;
-  if (!options.check && !options.emit_c && !args.wants_help())
-    rings.emplace(ring_buffer_bytes());
   // A package brings its script and modules, and its objects in place of
   // compiling.
   std::optional<Package> package;
@@ -119,10 +115,14 @@ int run(const Options &options) {
     report_hidden(more.back().source);
   }
   script.set_help(help);
-  FrontEndCache front_cache(ObjectCache::default_directory(),
-                            !options.no_cache && !options.check && !help);
+  bool runs = !options.check && !options.emit_c && !help;
+  FrontEndCache front_cache(ObjectCache::default_directory(), runs && !options.no_cache);
   declare_answered(script, more, front_cache);
   const Declaration &decl = script.declaration();
+  // Made while the C is found and loaded (per_cpu_rings.h).
+  std::optional<PerCpuRings> rings;
+  if (runs && has_kernel_probes(decl))
+    rings.emplace(ring_buffer_bytes());
   if (help) {
     std::fputs(session_help(options.script, script.source().path, decl).c_str(), stdout);
     return 0;
@@ -156,11 +156,13 @@ int run(const Options &options) {
   if (!options.emit_c)
     check_bpf_usable();
 
+  if (options.verbose)
+    for (const auto &note : script.notes())
+      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   FrontEndCache::Generated front = generate_or_reuse(decl, kernel, options, front_cache);
   if (options.verbose)
-    for (const auto &notes : {script.notes(), front.notes})
-      for (const auto &note : notes)
-        std::fprintf(stderr, "moontrace: %s\n", note.c_str());
+    for (const auto &note : front.notes)
+      std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   bool filter = options.pid || !options.command.empty();
   const GeneratedProgram &generated = front.program;
   if (options.emit_c) {
@@ -191,7 +193,7 @@ int run(const Options &options) {
   RunState state;
   LoadSettings settings;
   settings.filter_targets = filter;
-  settings.wake_bytes = rings ? rings->bytes() / 8 : 0;
+  settings.wake_bytes = rings ? rings->bytes() / 8 : 0;  // no rings: nothing runs
   settings.verbose = options.verbose > 0;
   // A stop signal while loading or attaching: the links are left to a
   // child to tear down, as at the end, so that the stop is prompt.
@@ -215,7 +217,7 @@ int run(const Options &options) {
     if (trace)
       trace->plan(decl, generated, layouts);
     settings.params = program->pack_params(decl.params);
-    settings.rings_fd = rings->outer_fd();
+    settings.rings_fd = rings.value().outer_fd();
     program->load(settings);
     stop_if_signalled();
     maps = std::make_unique<KernelMaps>(*program, decl);
@@ -261,9 +263,9 @@ int run(const Options &options) {
     if (!generated.naming_programs.empty())
       record_bytes.push_back(sizeof(struct mt_thread_name));
     events = std::make_unique<EventStream>(
-        rings->ring_fds(), std::move(rings->readers()), program->map_fd(MT_NAME(MT_LOST)),
-        program->program_fd(generated.flush_program), program->map_fd(MT_NAME(MT_STAGED)),
-        generated.record_slots(),
+        rings.value().ring_fds(), std::move(rings.value().readers()),
+        program->map_fd(MT_NAME(MT_LOST)), program->program_fd(generated.flush_program),
+        program->map_fd(MT_NAME(MT_STAGED)), generated.record_slots(),
         EventStream::Consumer{record_bytes,
                               [&](auto data, uint32_t size, uint64_t &draw_at) {
                                 return router->take(data, size, draw_at);

@@ -1,4 +1,6 @@
-// Writes every field of a declaration, in order, and digests it.
+// Writes every field of a declaration, in order, and digests it. Each
+// struct is taken apart into all its fields at once: a field added to it
+// breaks the build here until it is written too.
 #include "common/declaration_fingerprint.h"
 
 #include "common/field_codec.h"
@@ -9,24 +11,21 @@ namespace mt {
 namespace {
 
 void put(FieldWriter &w, const ScriptLocation &l) {
-  w.str(l.file).num(l.line).num(l.column);
+  const auto &[file, line, column] = l;
+  w.str(file).num(line).num(column);
 }
 
 void put(FieldWriter &w, const Expression &e) {
-  w.str(e.text);
-  put(w, e.where);
+  const auto &[text, where] = e;
+  w.str(text);
+  put(w, where);
 }
 
 void put(FieldWriter &w, const Capture &c) {
-  w.str(c.name);
-  put(w, c.expr);
-  w.num(c.is_string).num(c.string_size).str(c.c_type);
-}
-
-void put(FieldWriter &w, const std::vector<Capture> &captures) {
-  w.num(static_cast<int64_t>(captures.size()));
-  for (const auto &c : captures)
-    put(w, c);
+  const auto &[name, expr, is_string, string_size, c_type] = c;
+  w.str(name);
+  put(w, expr);
+  w.num(is_string).num(string_size).str(c_type);
 }
 
 void put(FieldWriter &w, const std::vector<std::pair<std::string, std::string>> &fields) {
@@ -36,66 +35,30 @@ void put(FieldWriter &w, const std::vector<std::pair<std::string, std::string>> 
 }
 
 void put(FieldWriter &w, const Param &p) {
-  w.str(p.name).str(p.short_name).num(p.positional).num(static_cast<int>(p.type)).str(p.help);
-  w.str(p.default_text).strs(p.choices).num(p.value.number).str(p.value.text);
-  put(w, p.where);
+  const auto &[name, short_name, positional, type, help, default_text, choices, value, where] = p;
+  const auto &[number, text] = value;
+  w.str(name).str(short_name).num(positional).num(static_cast<int>(type)).str(help);
+  w.str(default_text).strs(choices).num(number).str(text);
+  put(w, where);
 }
 
 void put(FieldWriter &w, const MapDecl &m) {
-  w.str(m.name).num(static_cast<int>(m.kind));
-  put(w, m.key_type);
-  put(w, m.value_type);
-  put(w, m.key_fields);
-  put(w, m.value_fields);
-  w.num(m.size).num(m.print_at_exit);
-  put(w, m.where);
+  const auto &[name, kind, key_type, value_type, key_fields, value_fields, size, print_at_exit,
+               where] = m;
+  w.str(name).num(static_cast<int>(kind));
+  put(w, key_type);
+  put(w, value_type);
+  put(w, key_fields);
+  put(w, value_fields);
+  w.num(size).num(print_at_exit);
+  put(w, where);
 }
 
-void put(FieldWriter &w, const AggregationDecl &a) {
-  w.num(a.id).str(a.name).num(static_cast<int>(a.kind));
-  put(w, a.keys);
-  put(w, a.value);
-  w.str(a.unit).num(a.lmin).num(a.lmax).num(a.lstep).num(a.size).num(a.print_at_exit);
-  put(w, a.where);
-}
-
-void put(FieldWriter &w, const LatencyDecl &l) {
-  w.num(l.id).str(l.name).num(l.start_probe).num(l.stop_probe);
-  put(w, l.key);
-  put(w, l.stop_key);
-  put(w, l.carry);
-  w.num(l.size);
-  put(w, l.where);
-}
-
-void put(FieldWriter &w, const DrawDecl &d) {
-  w.num(static_cast<int>(d.kind)).str(d.name).str(d.category).strs(d.args).str(d.duration);
-  w.str(d.track).str(d.track_name).str(d.track_label).str(d.track_group);
-  w.num(d.process_track).num(d.async_track).str(d.flow).num(static_cast<int>(d.flow_point));
-  w.str(d.when).num(static_cast<int64_t>(d.value_names.size()));
-  for (const auto &[arg, names] : d.value_names)
-    w.str(arg).strs(names);
-}
-
-void put(FieldWriter &w, const ProbeDecl &p) {
-  w.num(p.id).strs(p.alternatives);
-  put(w, p.predicate);
-  put(w, p.action);
-  put(w, p.captures);
-  w.num(static_cast<int64_t>(p.aggregations.size()));
-  for (int a : p.aggregations)
-    w.num(a);
-  w.num(p.latency_start).num(p.latency_stop).num(p.has_handler);
-  w.num(static_cast<int64_t>(p.draws.size()));
-  for (const auto &d : p.draws)
-    put(w, d);
-  put(w, p.where);
-}
-
-void put(FieldWriter &w, const ScriptInfo &s) {
-  w.str(s.path).str(s.name).str(s.version).str(s.description).str(s.help).strs(s.examples);
-  w.strs(s.requirements).strs(s.optional).strs(s.unmet);
-}
+void put(FieldWriter &w, const AggregationDecl &a);
+void put(FieldWriter &w, const LatencyDecl &l);
+void put(FieldWriter &w, const DrawDecl &d);
+void put(FieldWriter &w, const ProbeDecl &p);
+void put(FieldWriter &w, const ScriptInfo &s);
 
 template <typename T>
 void put_all(FieldWriter &w, const std::vector<T> &items) {
@@ -104,19 +67,73 @@ void put_all(FieldWriter &w, const std::vector<T> &items) {
     put(w, item);
 }
 
+void put(FieldWriter &w, const AggregationDecl &a) {
+  const auto &[id, name, kind, keys, value, unit, lmin, lmax, lstep, size, print_at_exit, where] =
+      a;
+  w.num(id).str(name).num(static_cast<int>(kind));
+  put_all(w, keys);
+  put(w, value);
+  w.str(unit).num(lmin).num(lmax).num(lstep).num(size).num(print_at_exit);
+  put(w, where);
+}
+
+void put(FieldWriter &w, const LatencyDecl &l) {
+  const auto &[id, name, start_probe, stop_probe, key, stop_key, carry, size, where] = l;
+  w.num(id).str(name).num(start_probe).num(stop_probe);
+  put_all(w, key);
+  put_all(w, stop_key);
+  put_all(w, carry);
+  w.num(size);
+  put(w, where);
+}
+
+void put(FieldWriter &w, const DrawDecl &d) {
+  const auto &[kind, name, category, args, duration, track, track_name, track_label, track_group,
+               process_track, async_track, flow, flow_point, when, value_names] = d;
+  w.num(static_cast<int>(kind)).str(name).str(category).strs(args).str(duration);
+  w.str(track).str(track_name).str(track_label).str(track_group);
+  w.num(process_track).num(async_track).str(flow).num(static_cast<int>(flow_point));
+  w.str(when).num(static_cast<int64_t>(value_names.size()));
+  for (const auto &[arg, names] : value_names)
+    w.str(arg).strs(names);
+}
+
+void put(FieldWriter &w, const ProbeDecl &p) {
+  const auto &[id, alternatives, predicate, action, captures, aggregations, latency_start,
+               latency_stop, has_handler, draws, where] = p;
+  w.num(id).strs(alternatives);
+  put(w, predicate);
+  put(w, action);
+  put_all(w, captures);
+  w.num(static_cast<int64_t>(aggregations.size()));
+  for (int a : aggregations)
+    w.num(a);
+  w.num(latency_start).num(latency_stop).num(has_handler);
+  put_all(w, draws);
+  put(w, where);
+}
+
+void put(FieldWriter &w, const ScriptInfo &s) {
+  const auto &[path, name, version, description, help, examples, requirements, optional, unmet] = s;
+  w.str(path).str(name).str(version).str(description).str(help).strs(examples);
+  w.strs(requirements).strs(optional).strs(unmet);
+}
+
 }  // namespace
 
 std::string declaration_fingerprint(const Declaration &decl) {
+  const auto &[script_path, scripts, probes, params, maps, aggregations, latencies, trace_file,
+               trace_file_where] = decl;
   FieldWriter w;
-  w.str("declaration 1").str(decl.script_path);
-  put_all(w, decl.scripts);
-  put_all(w, decl.probes);
-  put_all(w, decl.params);
-  put_all(w, decl.maps);
-  put_all(w, decl.aggregations);
-  put_all(w, decl.latencies);
-  w.str(decl.trace_file);
-  put(w, decl.trace_file_where);
+  w.str("declaration 1").str(script_path);
+  put_all(w, scripts);
+  put_all(w, probes);
+  put_all(w, params);
+  put_all(w, maps);
+  put_all(w, aggregations);
+  put_all(w, latencies);
+  w.str(trace_file);
+  put(w, trace_file_where);
   return sha256_hex(w.bytes());
 }
 

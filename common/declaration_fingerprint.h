@@ -8,9 +8,8 @@
 
 namespace mt {
 
-// SHA-256, as hex, of every field of DECL. A field added to a struct of
-// declaration.h must be added here too: DeclarationFingerprint.* in the
-// unit tests fail until it is.
+// SHA-256, as hex, of every field of DECL (a field added to a struct of
+// declaration.h does not build until it is written here too).
 std::string declaration_fingerprint(const Declaration &decl);
 
 }  // namespace mt

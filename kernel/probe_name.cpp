@@ -157,4 +157,16 @@ bool glob_match(const std::string &pattern, const std::string &text) {
   return p == pattern.size();
 }
 
+bool any_names_a_file(const std::vector<std::string> &names) {
+  for (const auto &name : names) {
+    try {
+      if (probe_kind(parse_probe_name(name).kind).source == TargetSource::Binary)
+        return true;
+    } catch (const Error &) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace mt

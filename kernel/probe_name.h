@@ -3,6 +3,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernel/probe_kinds.h"
 
@@ -27,6 +28,10 @@ const char *kind_name(ProbeKind kind);
 
 // The parsed name; throws Error on one that is malformed.
 ProbeName parse_probe_name(const std::string &text);
+// Whether any of NAMES is found in a file rather than in the kernel
+// (uprobes), or does not parse: what is there depends on more than the
+// kernel.
+bool any_names_a_file(const std::vector<std::string> &names);
 
 // Shell-style glob with * and ?.
 bool glob_match(const std::string &pattern, const std::string &text);

@@ -5,11 +5,13 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
+#include "run/stop_signals.h"
 
 namespace mt {
 
@@ -21,7 +23,7 @@ std::string failure(const char *what) {
 
 }  // namespace
 
-PerCpuRings::PerCpuRings(uint32_t bytes) : bytes_(bytes) {
+PerCpuRings::PerCpuRings(uint32_t bytes) : bytes_(bytes), cpus_(libbpf_num_possible_cpus()) {
   thread_ = std::thread([this] { make(); });
 }
 
@@ -33,10 +35,9 @@ void PerCpuRings::make() {
   std::exception_ptr error;
   std::vector<__u32> keys;
   try {
-    int cpus = libbpf_num_possible_cpus();
-    if (cpus <= 0)
+    if (cpus_ <= 0)
       throw Error("cannot count this machine's CPUs");
-    for (int cpu = 0; cpu < cpus; cpu++) {
+    for (int cpu = 0; cpu < cpus_; cpu++) {
       rings_.emplace_back(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "mt_ring", 0, 0, bytes_, nullptr));
       if (!rings_.back())
         throw Error(failure("create a BPF ring buffer"));
@@ -45,7 +46,7 @@ void PerCpuRings::make() {
       keys.push_back(cpu);
     }
     LIBBPF_OPTS(bpf_map_create_opts, opts, .inner_map_fd = static_cast<__u32>(ring_fds_[0]));
-    outer_.reset(bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, MT_NAME(MT_RINGS), 4, 4, cpus, &opts));
+    outer_.reset(bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, MT_NAME(MT_RINGS), 4, 4, cpus_, &opts));
     if (!outer_)
       throw Error(failure("create the array of BPF ring buffers"));
   } catch (...) {
@@ -62,15 +63,13 @@ void PerCpuRings::make() {
   // Returns after the grace period; outer_fd() sees the rings in place
   // long before.
   __u32 count = keys.size();
-  bool installed =
-      bpf_map_update_batch(outer_.get(), keys.data(), ring_fds_.data(), &count, nullptr) == 0;
-  if (!installed) {  // kernels before 5.6 update one slot at a time
-    installed = true;
-    for (size_t i = 0; i < keys.size(); i++)
-      installed =
-          bpf_map_update_elem(outer_.get(), &keys[i], &ring_fds_[i], BPF_ANY) == 0 && installed;
-  }
-  install_failed_ = !installed;
+  if (bpf_map_update_batch(outer_.get(), keys.data(), ring_fds_.data(), &count, nullptr) == 0)
+    return;
+  for (size_t i = 0; i < keys.size(); i++)  // kernels before 5.6: one slot at a time
+    if (bpf_map_update_elem(outer_.get(), &keys[i], &ring_fds_[i], BPF_ANY) != 0) {
+      install_error_ = errno;
+      return;
+    }
 }
 
 void PerCpuRings::wait_until_made() {
@@ -91,9 +90,10 @@ int PerCpuRings::outer_fd() {
       cpu++;
       continue;
     }
-    if (install_failed_)
-      throw Error("cannot install a per-CPU ring buffer");
-    std::this_thread::yield();
+    if (int error = install_error_)
+      throw Error(std::string("cannot install a per-CPU ring buffer: ") + std::strerror(error));
+    stop_if_signalled_before_tracing();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   return outer_.get();
 }

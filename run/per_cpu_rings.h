@@ -1,10 +1,9 @@
 // The per-CPU BPF ring buffers, mapped to be read, and the array of maps
-// that holds them, made on a thread of their own from the start of a run
-// (mapping them costs 1 ms each; installing them
-// waits for an RCU grace period (every update of a map-in-map does), which
-// would otherwise hold up every start by about 10 ms). Nothing runs a
-// program before attaching, so the wait protects nothing here: the run
-// goes on as soon as the buffers are in place.
+// that holds them, made on a thread of their own while the run finds and
+// loads its programs. Mapping costs about 1 ms a ring, and installing them
+// waits for an RCU grace period (every update of a map-in-map does: about
+// 10 ms here). Nothing runs a program before attaching, so that wait
+// protects nothing here: the run goes on as soon as the rings are in place.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -30,7 +29,8 @@ class PerCpuRings {
   PerCpuRings &operator=(const PerCpuRings &) = delete;
 
   // The array of maps, for the object to use instead of its own; once
-  // every ring is in it. Throws mt::Error when they could not be made.
+  // every ring is in it. Throws mt::Error when they could not be made;
+  // a stop signal while waiting stops as before tracing.
   int outer_fd();
   // The rings, by CPU, and each mapped to be read; valid while this lives.
   const std::vector<int> &ring_fds();
@@ -42,6 +42,7 @@ class PerCpuRings {
   void wait_until_made();
 
   uint32_t bytes_;
+  int cpus_;
   std::vector<UniqueFd> rings_;
   std::vector<int> ring_fds_;
   std::vector<RingReader> readers_;
@@ -50,7 +51,7 @@ class PerCpuRings {
   std::condition_variable made_;
   bool done_ = false;
   std::exception_ptr error_;
-  std::atomic<bool> install_failed_ = false;
+  std::atomic<int> install_error_ = 0;  // errno of a failed install
   std::thread thread_;
 };
 

@@ -3,11 +3,15 @@
 
 #include <charconv>
 
+#include "common/field_codec.h"
+
 namespace mt {
 
 const KernelAnswers::Answer &KernelAnswers::answer(
     const std::string &question, const std::function<Answer()> &ask,
-    const std::function<bool(const Answer &)> &shaped) {
+    const std::function<bool(const Answer &)> &shaped, bool keep) {
+  if (!keep)
+    return unkept_[question] = ask();
   auto found = known_.find(question);
   if (found != known_.end() && shaped(found->second))
     return found->second;
@@ -15,10 +19,14 @@ const KernelAnswers::Answer &KernelAnswers::answer(
   return known_[question] = ask();
 }
 
-bool KernelAnswers::is_number(const std::string &text, uint64_t below) {
-  uint64_t n = 0;
+std::string KernelAnswers::question(const std::string &kind,
+                                    const std::vector<std::string> &names) {
+  return FieldWriter().str(kind).strs(names).bytes();
+}
+
+bool KernelAnswers::integer(const std::string &text, int64_t &n) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
-  return !text.empty() && error == std::errc() && end == text.data() + text.size() && n < below;
+  return !text.empty() && error == std::errc() && end == text.data() + text.size();
 }
 
 }  // namespace mt

@@ -19,18 +19,23 @@ class KernelAnswers {
   // Answers from an earlier start on this kernel.
   void replay(Answers answers) { known_ = std::move(answers); }
   // The answer to QUESTION: a replayed one that has the shape SHAPED
-  // expects, else ASK()'s, kept.
+  // expects, else ASK()'s, kept unless KEEP is false (an answer that
+  // depends on more than the kernel).
   const Answer &answer(const std::string &question, const std::function<Answer()> &ask,
-                       const std::function<bool(const Answer &)> &shaped);
+                       const std::function<bool(const Answer &)> &shaped, bool keep = true);
   // Every answer known now: replayed, and asked this time.
   const Answers &all() const { return known_; }
   // Whether a question had to be asked of the kernel this time.
   bool asked() const { return asked_; }
-  // Whether TEXT is a decimal number below BELOW, for shaped().
-  static bool is_number(const std::string &text, uint64_t below = UINT64_MAX);
+  // A question: its kind and what it names, written so that no two run
+  // together.
+  static std::string question(const std::string &kind, const std::vector<std::string> &names);
+  // Whether TEXT is a decimal integer, N.
+  static bool integer(const std::string &text, int64_t &n);
 
  private:
   Answers known_;
+  Answers unkept_;
   bool asked_ = false;
 };
 

@@ -14,14 +14,13 @@ namespace mt {
 const KernelAnswers::Answer &LuaApi::probe_choice(lua_State *L,
                                                   const std::vector<std::string> &names) {
   LuaScript &s = self(L);
-  std::string question = "probe";
-  for (const auto &name : names)
-    question += "\n" + name;
   auto shaped = [&](const KernelAnswers::Answer &a) {
-    return a.size() >= 3 && (a[0].empty() || KernelAnswers::is_number(a[0], names.size()));
+    int64_t i;
+    return a.size() >= 3 && (a[0].empty() || (KernelAnswers::integer(a[0], i) && i >= 0 &&
+                                              static_cast<size_t>(i) < names.size()));
   };
   return s.answers_.answer(
-      question,
+      KernelAnswers::question("probe", names),
       [&] {
         std::vector<std::string> reasons;
         auto chosen =
@@ -42,16 +41,10 @@ const KernelAnswers::Answer &LuaApi::probe_choice(lua_State *L,
             answer.push_back("arg" + std::to_string(i));
         return answer;
       },
-      shaped);
+      shaped, !any_names_a_file(names));
 }
 
 struct LuaKernelQueries : LuaApi {
-  // Whether TEXT is a decimal integer, N.
-  static bool integer(const std::string &text, int64_t &n) {
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
-    return !text.empty() && error == std::errc() && end == text.data() + text.size();
-  }
-
   // available(NAME | {NAME, ALTERNATIVE...}) -> the first alternative this
   // kernel has (probe kind usable too), or nil and why none is.
   static int available(lua_State *L) {
@@ -79,7 +72,7 @@ struct LuaKernelQueries : LuaApi {
     LuaScript &s = self(L);
     std::string name = luaL_checkstring(L, 1), enumerator = luaL_checkstring(L, 2);
     const KernelAnswers::Answer &value = s.answers_.answer(
-        "enum\n" + name + "\n" + enumerator,
+        KernelAnswers::question("enum", {name, enumerator}),
         [&]() -> KernelAnswers::Answer {
           const KernelBtf *btf = s.kernel().btf();
           std::optional<int64_t> v = btf ? btf->enum_value(name, enumerator) : std::nullopt;
@@ -87,10 +80,10 @@ struct LuaKernelQueries : LuaApi {
         },
         [](const KernelAnswers::Answer &a) {
           int64_t n;
-          return a.size() == 1 && (a[0].empty() || integer(a[0], n));
+          return a.size() == 1 && (a[0].empty() || KernelAnswers::integer(a[0], n));
         });
     int64_t n = 0;
-    if (integer(value[0], n))
+    if (KernelAnswers::integer(value[0], n))
       lua_pushinteger(L, n);
     else
       lua_pushnil(L);
@@ -108,7 +101,7 @@ struct LuaKernelQueries : LuaApi {
     if (!std::regex_match(type, m, record))
       return luaL_argerror(L, 1, "expected \"struct NAME\" or \"union NAME\"");
     bool has = s.answers_.answer(
-                   "field\n" + type + "\n" + field,
+                   KernelAnswers::question("field", {type, field}),
                    [&]() -> KernelAnswers::Answer {
                      const KernelBtf *btf = s.kernel().btf();
                      return {btf && btf->has_member(m[1], m[2], field) ? "1" : ""};

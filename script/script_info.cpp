@@ -74,7 +74,7 @@ struct LuaScriptInfo : LuaApi {
   // What this kernel lacks of a "feature" a script names.
   static std::string missing_feature(LuaScript &s, lua_State *L, const std::string &feature) {
     return s.answers_.answer(
-        "feature\n" + feature,
+        KernelAnswers::question("feature", {feature}),
         [&]() -> KernelAnswers::Answer { return {feature_missing(s, L, feature)}; },
         [](const KernelAnswers::Answer &a) { return a.size() == 1; })[0];
   }

@@ -29,10 +29,12 @@ class E2eWarmStart : public BpfTest {
     dir_.write("ws.lua", kScript);
   }
   // The script under -v, with a private cache; sh calls getppid.
-  Result traced(std::vector<std::string> more = {}, const std::string &binary = moontrace()) {
-    std::vector<std::string> args = {"-v", "-c", "sh -c true", dir_.file("ws.lua")};
-    args.insert(args.end(), more.begin(), more.end());
-    Command c = mt(args);
+  Result traced(std::vector<std::string> script_args = {},
+                std::vector<std::string> engine_args = {},
+                const std::string &binary = moontrace()) {
+    engine_args.insert(engine_args.end(), {"-v", "-c", "sh -c true", dir_.file("ws.lua")});
+    engine_args.insert(engine_args.end(), script_args.begin(), script_args.end());
+    Command c = mt(engine_args);
     c.argv[0] = binary;
     c.env.push_back({"MOONTRACE_CACHE", dir_.file("cache")});
     return run(c, 60s);
@@ -94,11 +96,35 @@ TEST_F(E2eWarmStart, AnotherBuildOfTheEngineGeneratesAgain) {
   std::string copy = dir_.file("moontrace-copy");
   std::filesystem::copy_file(moontrace(), copy);
   std::filesystem::permissions(copy, std::filesystem::perms::owner_all);
-  Result r = traced({}, copy);
+  Result r = traced({}, {}, copy);
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.out, "v=101")) << r;
   EXPECT_FALSE(contains(r.err, kReused)) << r;
-  EXPECT_TRUE(contains(traced({}, copy).err, kReused));
+  EXPECT_TRUE(contains(traced({}, {}, copy).err, kReused));
+}
+
+TEST_F(E2eWarmStart, NoCacheGeneratesAgainAndSafetyChecksRunOnReusedC) {
+  ASSERT_EQ(traced().exit_code, 0);
+  Result r = traced({}, {"--no-cache"});
+  EXPECT_TRUE(contains(r.out, "v=101")) << r;
+  EXPECT_FALSE(contains(r.err, kReused)) << r;
+  // C that only --unsafe may run, generated and kept by such a run, is
+  // refused to a run without it all the same.
+  dir_.write("pp.lua",
+             "probe(\"tracepoint:syscalls:sys_enter_getppid\", { action = "
+             "\"int x = 1;\\n#define Y 2\\n\" }, function() exit() end)\n");
+  auto pp = [&](std::vector<std::string> first) {
+    first.insert(first.end(), {"-v", "-c", "sh -c true", dir_.file("pp.lua")});
+    Command c = mt(first);
+    c.env.push_back({"MOONTRACE_CACHE", dir_.file("cache")});
+    return run(c, 60s);
+  };
+  r = pp({"--unsafe"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(pp({"--unsafe"}).err, kReused));
+  r = pp({});
+  EXPECT_NE(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err, "a preprocessor directive (#define)")) << r;
 }
 
 }  // namespace

@@ -98,28 +98,46 @@ TEST_F(FrontEndCacheTest, OffUnderNoCacheAndDamagedEntriesAreIgnored) {
   EXPECT_FALSE(cache().generated(decl_, false));
 }
 
-// Every field of a declaration changes its fingerprint. The sizes are
-// those of libstdc++ on x86-64: a field added to a struct changes them,
-// and declaration_fingerprint.cpp must then write it too.
+TEST_F(FrontEndCacheTest, AProbeOnAFileIsNeverKept) {
+  decl_.probes[0].alternatives = {"uprobe:/bin/sh:main", "tracepoint:syscalls:sys_enter_getppid"};
+  cache().store_generated(decl_, false, kept_);
+  EXPECT_FALSE(cache().generated(decl_, false));
+}
+
+TEST(KernelAnswers, ReplayedAnswersAreUsedAndOnlyNewOnesAsked) {
+  KernelAnswers answers;
+  answers.replay({{"q1", {"yes"}}, {"q2", {"a", "b"}}});
+  int asked = 0;
+  auto ask = [&] {
+    asked++;
+    return KernelAnswers::Answer{"asked"};
+  };
+  auto one = [](const KernelAnswers::Answer &a) { return a.size() == 1; };
+  EXPECT_EQ(answers.answer("q1", ask, one)[0], "yes");
+  EXPECT_FALSE(answers.asked());
+  EXPECT_EQ(answers.answer("q2", ask, one)[0], "asked");  // not of the shape asked for
+  EXPECT_EQ(answers.answer("q3", ask, one)[0], "asked");
+  EXPECT_EQ(asked, 2);
+  EXPECT_TRUE(answers.asked());
+  EXPECT_EQ(answers.all().at("q2"), KernelAnswers::Answer{"asked"});
+  answers.answer("q4", ask, one, false);  // not the kernel's alone: not kept
+  EXPECT_EQ(answers.all().count("q4"), 0u);
+  EXPECT_NE(KernelAnswers::question("enum", {"a\nb", "c"}),
+            KernelAnswers::question("enum", {"a", "b\nc"}));
+}
+
+// Every field of a declaration changes its fingerprint (a field added to a
+// struct of declaration.h breaks the build of declaration_fingerprint.cpp
+// until it is written there).
 TEST(DeclarationFingerprint, EveryFieldCounts) {
-#if defined(__x86_64__) && defined(__GLIBCXX__)
-  EXPECT_EQ(sizeof(ScriptLocation), 40u);
-  EXPECT_EQ(sizeof(Expression), 72u);
-  EXPECT_EQ(sizeof(Capture), 144u);
-  EXPECT_EQ(sizeof(Param), 240u);
-  EXPECT_EQ(sizeof(MapDecl), 280u);
-  EXPECT_EQ(sizeof(AggregationDecl), 248u);
-  EXPECT_EQ(sizeof(LatencyDecl), 168u);
-  EXPECT_EQ(sizeof(DrawDecl), 384u);
-  EXPECT_EQ(sizeof(ProbeDecl), 304u);
-  EXPECT_EQ(sizeof(ScriptInfo), 256u);
-  EXPECT_EQ(sizeof(Declaration), 248u);
-#endif
   Declaration d;
   d.probes.resize(1);
+  d.probes[0].captures.resize(1);
   d.probes[0].draws.resize(1);
   d.maps.resize(1);
   d.params.resize(1);
+  d.latencies.resize(1);
+  d.aggregations.resize(1);
   std::string base = declaration_fingerprint(d);
   auto differs = [&](auto change) {
     Declaration e = d;
@@ -127,9 +145,16 @@ TEST(DeclarationFingerprint, EveryFieldCounts) {
     return declaration_fingerprint(e) != base;
   };
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].action.where.line = 9; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].c_type = "u32"; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].is_string = true; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].string_size = 16; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].draws[0].when = "w"; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].draws[0].value_names["op"] = {"nop"}; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].has_handler = true; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.maps[0].value_fields = {{"a", "u64"}}; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.params[0].value.number = 5; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.latencies[0].stop_key.resize(1); }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.aggregations[0].lstep = 2; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.trace_file = "x.fxt"; }));
   // Adjacent texts do not run together.
   Declaration ab = d, a_b = d;
