@@ -614,9 +614,13 @@ class ProbeWriter {
       out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), mt_data_loc(__ctx, " +
                   c.expr.text + "));\n";
     } else if (c.is_string) {
-      out_ << std::string("  ") +
-                  (reads_user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str") + "(" +
-                  dst + ", sizeof(" + dst + "), (const void *)(";
+      bool user = c.string_memory == StringMemory::User ||
+                  (c.string_memory == StringMemory::Guess &&
+                   (reads_user ||
+                    (rp.name.kind == ProbeKind::Tracepoint && rp.name.category == "syscalls" &&
+                     field && field->type.find('*') != std::string::npos)));
+      out_ << std::string("  ") + (user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str") +
+                  "(" + dst + ", sizeof(" + dst + "), (const void *)(";
       out_.expression(c.expr);
       out_ << "));\n";
     } else if (field && field->array_len > 0 && prefix != "__r->" &&

@@ -22,10 +22,16 @@ struct Expression {
   ScriptLocation where;
 };
 
+// Where a string capture's pointer points: user memory for ustr(), kernel
+// memory for kstr(); for str(), user memory in a uprobe and for a syscall
+// tracepoint's pointer argument (every one is the caller's), else kernel.
+enum class StringMemory { Guess, User, Kernel };
+
 struct Capture {
   std::string name;
   Expression expr;
-  bool is_string = false;  // written as str(ptr[, len])
+  bool is_string = false;  // written as str(ptr[, len]), ustr(...) or kstr(...)
+  StringMemory string_memory = StringMemory::Guess;
   int string_size = 64;
   std::string c_type;  // its type in the record; "": typeof() of the expression
 };

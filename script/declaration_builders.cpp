@@ -48,11 +48,18 @@ std::string trim(const std::string &s) {
 }
 
 // "str(expr)" or "str(expr, 32)": a string read through a pointer.
-bool parse_string_capture(const std::string &text, std::string &inner, int &size) {
+bool parse_string_capture(const std::string &text, std::string &inner, int &size,
+                          StringMemory &memory) {
   std::string t = trim(text);
-  if (t.rfind("str(", 0) != 0 || t.back() != ')')
+  size_t open = t.find('(');
+  std::string call = t.substr(0, open);
+  if (open == std::string::npos || t.back() != ')' ||
+      (call != "str" && call != "ustr" && call != "kstr"))
     return false;
-  inner = t.substr(4, t.size() - 5);
+  memory = call == "ustr"   ? StringMemory::User
+           : call == "kstr" ? StringMemory::Kernel
+                            : StringMemory::Guess;
+  inner = t.substr(open + 1, t.size() - open - 2);
   int depth = 0;
   for (size_t i = inner.size(); i-- > 0;) {
     char c = inner[i];
@@ -80,7 +87,7 @@ struct LuaDeclarationBuilders : LuaApi {
     Capture c;
     c.name = name;
     std::string inner;
-    if (parse_string_capture(text, inner, c.string_size)) {
+    if (parse_string_capture(text, inner, c.string_size, c.string_memory)) {
       c.is_string = true;
       if (c.string_size <= 0 || c.string_size > 4096)
         luaL_error(L, "capture '%s': string size must be 1..4096", name.c_str());
@@ -182,7 +189,7 @@ struct LuaDeclarationBuilders : LuaApi {
     Capture c;
     c.name = name;
     std::string inner;
-    c.is_string = parse_string_capture(text, inner, c.string_size);
+    c.is_string = parse_string_capture(text, inner, c.string_size, c.string_memory);
     if (c.is_string && (c.string_size <= 0 || c.string_size > 4096))
       luaL_error(L, "draw track label: string size must be 1..4096");
     c.expr = expression(L, c.is_string ? inner : text, p.where);

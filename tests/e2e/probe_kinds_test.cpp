@@ -48,5 +48,22 @@ TEST_F(E2eProbeKinds, UprobeAndUretprobeSeeArgumentsAndResult) {
   EXPECT_EQ(values_of(r.out, "retval"), std::vector<uint64_t>{0}) << r;
 }
 
+// A syscall tracepoint's pointers are the caller's: str() reads them from
+// its memory (kernel memory would give ""); ustr() says so, kstr() reads
+// kernel memory whatever the pointer.
+TEST_F(E2eProbeKinds, SyscallPointersAreReadFromTheCallersMemory) {
+  TempDir dir;
+  std::string file = dir.write("m.txt", "x");
+  dir.write("open.lua",
+            "probe(\"tracepoint:syscalls:sys_enter_openat\", { capture = {\n"
+            "  f = \"str(args.filename, 256)\", u = \"ustr(args.filename, 256)\",\n"
+            "  k = \"kstr(args.filename, 256)\" } }, function(ev)\n"
+            "  if ev.f:find(\"m.txt\", 1, true) then print(\"f=\" .. ev.f .. \" u=\" .. ev.u ..\n"
+            "    \" k=[\" .. ev.k .. \"]\") end end)\n");
+  auto r = run(mt({"-c", "cat " + file, dir.file("open.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "f=" + file + " u=" + file + " k=[]")) << r;
+}
+
 }  // namespace
 }  // namespace e2e
