@@ -31,9 +31,9 @@ struct Capture {
   std::string name;
   Expression expr;
   bool is_string = false;  // written as str(ptr[, len]), ustr(...) or kstr(...)
-  StringMemory string_memory = StringMemory::Guess;
   int string_size = 64;
   std::string c_type;  // its type in the record; "": typeof() of the expression
+  StringMemory string_memory = StringMemory::Guess;
 };
 
 enum class ParamType { Int, Uint, Bool, String };

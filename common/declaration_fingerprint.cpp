@@ -22,10 +22,10 @@ void put(FieldWriter &w, const Expression &e) {
 }
 
 void put(FieldWriter &w, const Capture &c) {
-  const auto &[name, expr, is_string, string_memory, string_size, c_type] = c;
+  const auto &[name, expr, is_string, string_size, c_type, string_memory] = c;
   w.str(name);
   put(w, expr);
-  w.num(is_string).num(static_cast<int>(string_memory)).num(string_size).str(c_type);
+  w.num(is_string).num(string_size).str(c_type).num(static_cast<int>(string_memory));
 }
 
 void put(FieldWriter &w, const std::vector<std::pair<std::string, std::string>> &fields) {
