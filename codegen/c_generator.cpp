@@ -25,6 +25,8 @@ struct Builtin {
   const char *name;
   const char *file_scope;  // declaration used only inside typeof()
   const char *local;       // definition at the top of a probe function
+  // The same where pointers are read directly (tp_btf, fentry), if other.
+  const char *direct_local = nullptr;
 };
 
 const Builtin kBuiltins[] = {
@@ -35,6 +37,11 @@ const Builtin kBuiltins[] = {
     {"nsecs", "extern __u64 nsecs;", "__u64 nsecs = bpf_ktime_get_ns();"},
     {"cpu", "extern __u32 cpu;", "__u32 cpu = bpf_get_smp_processor_id();"},
     {"cgroup", "extern __u64 cgroup;", "__u64 cgroup = bpf_get_current_cgroup_id();"},
+    // The current task, typed: followed with CO-RE reads, or directly
+    // where the program may (the helper's pointer is then the kernel's own).
+    {"task", "extern struct task_struct *task;",
+     "struct task_struct *task = (struct task_struct *)bpf_get_current_task();",
+     "struct task_struct *task = bpf_get_current_task_btf();"},
     // Zeroed first: what follows the name's NUL must not tell equal names apart in keys.
     {"comm", "extern char comm[16];",
      "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); bpf_get_current_comm(comm, "
@@ -356,7 +363,10 @@ class ProbeWriter {
       read_clock();
     for (const auto &b : kBuiltins)
       if (used.count(b.name) && std::string(b.name) != "nsecs")
-        out_ << "  " + std::string(b.local) + "\n";
+        out_ << "  " +
+                    std::string(b.direct_local && rp.name.has_direct_btf_access() ? b.direct_local
+                                                                                  : b.local) +
+                    "\n";
     // A stop matches and removes its start before any filter: the request
     // is over whether or not it is counted.
     if (decl.latency_stop >= 0) {
@@ -780,9 +790,15 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     types = std::make_unique<CTypeEmitter>(in.btf->raw(), member_names_in(expressions));
   // Kernel records a script casts pointers to, e.g. (struct io_ring_ctx *)args.ctx;
   // ones the kernel lacks are left for Clang to report where they are used.
-  if (types)
+  if (types) {
     for (const auto &[kind, name] : record_names_in(expressions))
       types->declare_record(kind, name);
+    for (const auto &text : expressions)
+      if (free_identifiers(text).count("task")) {
+        types->declare_record("struct", "task_struct");
+        break;
+      }
+  }
 
   // An aggregation nothing feeds is a mistake, and would have no map.
   for (const auto &a : in.decl->aggregations) {

@@ -65,5 +65,28 @@ TEST_F(E2eProbeKinds, SyscallPointersAreReadFromTheCallersMemory) {
   EXPECT_TRUE(contains(r.out, "f=" + file + " u=" + file + " k=[]")) << r;
 }
 
+// `task` is the current task_struct, followed with CO-RE reads in a
+// tracepoint and directly in tp_btf: its tgid is the event's pid, its
+// parent moontrace (which started the command), its comm the command's.
+TEST_F(E2eProbeKinds, TaskIsTheCurrentTaskInEveryProbeKind) {
+  TempDir dir;
+  for (std::string at : {"tracepoint:syscalls:sys_enter_getppid", "tp_btf:sched_process_exec"}) {
+    dir.write("task.lua",
+              "probe(\"" + at +
+                  "\", { capture = { me = \"task->tgid\", pid = \"pid\",\n"
+                  "  parent = \"task->real_parent->tgid\", c = \"str(task->comm, 16)\" } },\n"
+                  "  function(ev) print(\"me=\" .. ev.me .. \" pid=\" .. ev.pid .. \" parent=\" "
+                  ".. ev.parent .. \" comm=\" .. ev.c) exit() end)\n");
+    Process p(mt({"-c", "sh -c true", dir.file("task.lua")}));
+    auto r = p.wait(30s);
+    ASSERT_EQ(r.exit_code, 0) << r;
+    auto me = values_of(r.out, "me"), pid = values_of(r.out, "pid");
+    ASSERT_EQ(me.size(), 1u) << at << r;
+    EXPECT_EQ(me, pid) << at << r;
+    EXPECT_EQ(values_of(r.out, "parent"), std::vector<uint64_t>{uint64_t(p.pid())}) << at << r;
+    EXPECT_TRUE(contains(r.out, "comm=sh")) << at << r;
+  }
+}
+
 }  // namespace
 }  // namespace e2e
