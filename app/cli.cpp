@@ -64,8 +64,9 @@ Engine options (before SCRIPT):
                         *.gz is gzipped as it is written)
   -f, --format FORMAT   text (default) or json: one JSON object per line
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
-                        (a glob, e.g. 'io_uring:*'); with -v (-lv) show
-                        each probe's arguments and their types
+                        (a glob, e.g. 'io_uring:*'; 'uprobe:PATH:*' for
+                        PATH's functions); with -v (-lv) show each
+                        probe's arguments and their types
       --duration SECS   stop after SECS seconds (at most a year)
   -v, --verbose         say which probes were chosen and attached, report
                         lost events per interval, show verifier logs

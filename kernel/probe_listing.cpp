@@ -2,10 +2,12 @@
 #include "kernel/probe_listing.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "common/error.h"
+#include "kernel/elf_functions.h"
 #include "kernel/kernel_btf.h"
 #include "kernel/probe_resolver.h"
 
@@ -31,7 +33,22 @@ bool ProbePattern::may_match_kind(ProbeKind kind) const {
   return kind_.empty() || kind_ == kind_name(kind);
 }
 
+bool ProbePattern::names_kind(ProbeKind kind) const {
+  return !kind_.empty() && kind_ == kind_name(kind);
+}
+
 namespace {
+
+// uprobe:PATH:GLOB (or uretprobe:...): the kind and PATH, else nothing.
+std::optional<ProbeName> uprobe_pattern(const std::string &pattern) {
+  size_t first = pattern.find(':'), last = pattern.rfind(':');
+  if (first == std::string::npos || last == first)
+    return std::nullopt;
+  for (const ProbeKindInfo &k : probe_kinds())
+    if (k.source == TargetSource::Binary && pattern.substr(0, first) == k.name)
+      return ProbeName{k.kind, "", pattern.substr(first + 1, last - first - 1), "", 0};
+  return std::nullopt;
+}
 
 struct Listed {
   std::string text;  // e.g. tracepoint:io_uring:io_uring_complete
@@ -102,6 +119,13 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
     }
     return btfs;
   };
+  // uprobe:PATH:GLOB lists the functions PATH defines.
+  if (auto file = uprobe_pattern(pattern))
+    for (auto &function : elf_function_names(file->target)) {
+      ProbeName name{file->kind, "", file->target, std::move(function), 0};
+      if (match.matches(name.to_string()))
+        listed.push_back({name.to_string(), std::move(name)});
+    }
   for (const ProbeKindInfo &k : probe_kinds()) {
     if (k.listed == ListedFrom::Nothing || !match.may_match_kind(k.kind))
       continue;
@@ -137,6 +161,13 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
       listed.resize(before);
   }
 
+  // Nothing of a kind the pattern names, on a kernel that cannot run it:
+  // that is why, not that nothing matched.
+  if (listed.empty())
+    for (const ProbeKindInfo &k : probe_kinds())
+      if (k.listed != ListedFrom::Nothing && match.names_kind(k.kind))
+        if (std::string why = kind_unavailable(k.kind, kernel); !why.empty())
+          throw Error("no probes match '" + pattern + "': " + why);
   if (tracepoints_hidden) {
     const char *why = "tracepoints are not listed: tracefs is readable by root only";
     if (listed.empty())

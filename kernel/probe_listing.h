@@ -20,6 +20,8 @@ class ProbePattern {
   // False when the pattern starts with another kind ("tracepoint:..."), so
   // probes of `kind` need not be gathered at all.
   bool may_match_kind(ProbeKind kind) const;
+  // True when the pattern starts with `kind` ("kprobe:...").
+  bool names_kind(ProbeKind kind) const;
 
  private:
   std::string glob_;

@@ -1,5 +1,7 @@
 // moontrace -l [PATTERN] and -lv: the probes of the running kernel, one
 // per line, and with -v their arguments.
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "tests/e2e/e2e_support.h"
@@ -81,6 +83,30 @@ TEST_F(E2eListing, PatternMatchingNothingIsAnError) {
   auto r = run(mt({"-l", "io_uring:no_such_event*"}));
   EXPECT_TRUE(one_line_error(r, {"no probes match", "io_uring:no_such_event*"}));
   EXPECT_EQ(r.out, "") << r;
+}
+
+TEST_F(E2eListing, UprobeFunctionsOfABinaryAreListed) {
+  std::string binary = workload("nop_storm");
+  auto r = run(mt({"-l", "uprobe:" + binary + ":main"}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(lines(r.out), std::vector<std::string>{"uprobe:" + binary + ":main"}) << r;
+  r = run(mt({"-l", "uretprobe:" + binary + ":*"}));
+  auto all = lines(r.out);
+  EXPECT_GT(all.size(), 1u) << r;
+  EXPECT_EQ(std::count(all.begin(), all.end(), "uretprobe:" + binary + ":main"), 1) << r;
+  r = run(mt({"-l", "uprobe:/etc/hostname:*"}));
+  EXPECT_TRUE(one_line_error(r, {"/etc/hostname is not an ELF file"}));
+}
+
+// Where the kernel cannot run kprobes, listing them says so, not that
+// nothing matched.
+TEST_F(E2eListing, KprobesOnAKernelWithoutThemSaySo) {
+  auto r = run(mt({"-l", "kprobe:vfs_read"}));
+  if (access("/sys/kernel/tracing/kprobe_events", F_OK) == 0) {
+    EXPECT_EQ(r.out, "kprobe:vfs_read\n") << r;
+    return;
+  }
+  EXPECT_TRUE(one_line_error(r, {"no probes match 'kprobe:vfs_read'", "CONFIG_KPROBES"}));
 }
 
 TEST_F(E2eListing, WithoutRootTracepointsAreMissingAndSaidSo) {
