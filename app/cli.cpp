@@ -59,6 +59,8 @@ Engine options (before SCRIPT):
                         when it exits; with -c too, a latency pair's stop
                         and a flow's step or end are kept in any task when
                         the start or the flow's begin was traced
+      --cgroup DIR      trace only tasks in the cgroup v2 directory DIR and
+                        below it (a container's cgroup, for one)
   -o, --output FILE     write the script's output to FILE, 0600, in place of
                         an earlier FILE once tracing begins (a trace named
                         *.gz is gzipped as it is written)
@@ -190,6 +192,9 @@ Options parse_command_line(int argc, char **argv) {
       o.output = arg();
       if (o.output.empty())
         throw Error("option " + a + " needs a file name");
+    } else if (a == "--cgroup") {
+      once(a, a);
+      o.cgroup = cgroup_filter(arg());
     } else if (a == "--duration") {
       once(a, "--duration");
       o.duration = parse_duration(arg());

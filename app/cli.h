@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "run/cgroup_filter.h"
 #include "script/script_search.h"
 
 namespace mt {
@@ -19,6 +20,7 @@ struct Options {
   std::vector<MoreScript> more_scripts;
   std::string command;    // -c
   int pid = 0;            // -p
+  CgroupFilter cgroup;    // --cgroup: a cgroup v2 directory's subtree
   std::string output;     // -o
   double duration = 0;    // --duration, seconds; 0: until stopped
   int verbose = 0;        // -v

@@ -193,6 +193,7 @@ int run(const Options &options) {
   RunState state;
   LoadSettings settings;
   settings.filter_targets = filter;
+  settings.cgroup = options.cgroup;
   settings.wake_bytes = rings ? rings->bytes() / 8 : 0;  // no rings: nothing runs
   settings.verbose = options.verbose > 0;
   // A stop signal while loading or attaching: the links are left to a

@@ -19,6 +19,8 @@
 #define MT_STAGED mt_staged                     /* struct mt_staged_since per CPU, mmapped */
 #define MT_FILTER_TARGETS mt_filter_targets     /* .rodata: 1 under -p/-c */
 #define MT_WAKE_BYTES mt_wake_bytes             /* .rodata: ring bytes before a wakeup */
+#define MT_CGROUP_ID mt_cgroup_id               /* .rodata: --cgroup's id, 0 for none */
+#define MT_CGROUP_LEVEL mt_cgroup_level         /* .rodata: its level below the root */
 #define MT_FLUSH_STAGE mt_flush_stage           /* run on a CPU to hand over its stage */
 #define MT_AGG_FULL mt_agg_full                 /* per aggregation: keys refused, map full */
 #define MT_LATENCY_COUNTS mt_latency_counts     /* per latency pair: starts, stops, missed */

@@ -34,6 +34,7 @@ static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
 static __u64 (*bpf_get_current_task)(void) = (void *)35;
 static void *(*bpf_get_current_task_btf)(void) = (void *)158;
 static __u64 (*bpf_get_current_cgroup_id)(void) = (void *)80;
+static __u64 (*bpf_get_current_ancestor_cgroup_id)(int level) = (void *)123;
 static long (*bpf_probe_read_user)(void *dst, __u32 size, const void *src) = (void *)112;
 static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
 static long (*bpf_probe_read_user_str)(void *dst, __u32 size, const void *src) = (void *)114;

@@ -39,6 +39,9 @@ struct {
 } MT_TARGETS SEC(".maps");
 
 const volatile __u32 MT_FILTER_TARGETS = 0;
+/* --cgroup: only tasks in this cgroup's subtree are traced. */
+const volatile __u64 MT_CGROUP_ID = 0;
+const volatile __u32 MT_CGROUP_LEVEL = 0;
 /* Bytes a ring may hold before a record wakes the reader: an eighth of it,
  * set at load. */
 const volatile __u64 MT_WAKE_BYTES = 1 << 19;
@@ -65,6 +68,8 @@ struct {
 } mt_target_cache SEC(".maps");
 
 static __always_inline bool mt_is_target(void) {
+  if (mt_cgroup_id && bpf_get_current_ancestor_cgroup_id(mt_cgroup_level) != mt_cgroup_id)
+    return false;
   if (!mt_filter_targets)
     return true;
   __u32 zero = 0;

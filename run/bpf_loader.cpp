@@ -255,14 +255,15 @@ void BpfProgram::load(const LoadSettings &settings) {
     const void *initial = bpf_map__initial_value(rodata, &size);
     std::vector<char> data(static_cast<const char *>(initial),
                            static_cast<const char *>(initial) + size);
-    long filter = variable_offset(btf(), ".rodata", MT_NAME(MT_FILTER_TARGETS));
-    if (filter >= 0) {
-      unsigned one = settings.filter_targets;
-      std::memcpy(data.data() + filter, &one, sizeof(one));
-    }
-    long wake = variable_offset(btf(), ".rodata", MT_NAME(MT_WAKE_BYTES));
-    if (wake >= 0)
-      std::memcpy(data.data() + wake, &settings.wake_bytes, sizeof(settings.wake_bytes));
+    auto set = [&](const char *name, const auto &value) {
+      long at = variable_offset(btf(), ".rodata", name);
+      if (at >= 0)
+        std::memcpy(data.data() + at, &value, sizeof(value));
+    };
+    set(MT_NAME(MT_FILTER_TARGETS), static_cast<uint32_t>(settings.filter_targets));
+    set(MT_NAME(MT_WAKE_BYTES), settings.wake_bytes);
+    set(MT_NAME(MT_CGROUP_ID), settings.cgroup.id);
+    set(MT_NAME(MT_CGROUP_LEVEL), settings.cgroup.level);
     long param = variable_offset(btf(), ".rodata", "param");
     if (param >= 0 && !settings.params.empty())
       std::memcpy(data.data() + param, settings.params.data(), settings.params.size());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/c_generator.h"
+#include "run/cgroup_filter.h"
 
 struct bpf_object;
 struct bpf_link;
@@ -21,6 +22,7 @@ struct LoadSettings {
   uint64_t wake_bytes = 1 << 19;  // a ring holding more wakes the reader at every record
   bool verbose = false;           // keep the kernel's verifier log in errors
   bool unsafe = false;            // --unsafe: maps may be pinned, programs of any type load
+  CgroupFilter cgroup;            // --cgroup
   int rings_fd = -1;              // the per-CPU rings' array (per_cpu_rings.h); -1: an empty one
 };
 

@@ -1,0 +1,84 @@
+// --cgroup DIR (issue 19, point 4): only tasks in a cgroup v2 directory and
+// below it are traced; the test makes its own cgroups, and removes them.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace e2e {
+namespace {
+
+// Where cgroup2 is mounted (/sys/fs/cgroup, or .../unified on a hybrid
+// system), or "" without one.
+std::string cgroup2_root() {
+  std::ifstream mounts("/proc/self/mounts");
+  for (std::string device, dir, type, rest;
+       mounts >> device >> dir >> type && std::getline(mounts, rest);)
+    if (type == "cgroup2")
+      return dir;
+  return "";
+}
+
+class E2eCgroup : public BpfTest {
+ protected:
+  void SetUp() override {
+    BpfTest::SetUp();
+    if (IsSkipped())
+      return;
+    std::string root = cgroup2_root();
+    skip_unless_ci(root.empty() ? std::optional<std::string>("no cgroup2 mounted") : std::nullopt,
+                   "cgroup tests");
+    if (root.empty())
+      return;
+    dir_ = root + "/moontrace-e2e-" + std::to_string(getpid());
+    child_ = dir_ + "/child";
+    ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0) << dir_;
+    ASSERT_EQ(mkdir(child_.c_str(), 0755), 0) << child_;
+  }
+  void TearDown() override {
+    if (!child_.empty())
+      rmdir(child_.c_str());
+    if (!dir_.empty())
+      rmdir(dir_.c_str());
+  }
+  std::string dir_, child_;
+};
+
+TEST_F(E2eCgroup, OnlyTasksInTheSubtreeAreTraced) {
+  TempDir tmp;
+  tmp.write("t.lua",
+            "probe(\"tracepoint:syscalls:sys_enter_getppid\", { capture = { \"pid\" } })\n");
+  Process tracer(mt({"--cgroup", dir_, tmp.file("t.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
+  // In the subtree (its child cgroup): a shell that moves itself there,
+  // then becomes another that calls getppid. Outside: the same, staying.
+  std::string pid_file = tmp.file("inside.pid");
+  for (int i = 0; i < 3; i++) {
+    Result in = run({{"sh", "-c",
+                      "echo $$ > " + child_ + "/cgroup.procs && echo $$ > " + pid_file +
+                          " && exec sh -c true"}});
+    ASSERT_EQ(in.exit_code, 0) << in;
+    ASSERT_EQ(run({{"sh", "-c", "true"}}).exit_code, 0);
+  }
+  std::string inside = read_file(pid_file);
+  tracer.signal(SIGINT);
+  Result r = tracer.wait();
+  ASSERT_EQ(r.exit_code, 0) << r;
+  auto pids = values_of(r.out, "pid");
+  ASSERT_EQ(pids.size(), 3u) << r;  // one getppid a run, all inside
+  EXPECT_EQ(std::to_string(pids.back()) + "\n", inside) << r;
+}
+
+TEST_F(E2eCgroup, ADirectoryThatIsNoCgroupIsOneLine) {
+  TempDir tmp;
+  auto r = run(mt({"--cgroup", tmp.path().string(), "x.lua"}));
+  EXPECT_TRUE(one_line_error(r, {"--cgroup " + tmp.path().string(), "not a cgroup v2 directory"}));
+  r = run(mt({"--cgroup", tmp.file("none"), "x.lua"}));
+  EXPECT_TRUE(one_line_error(r, {"--cgroup " + tmp.file("none"), "No such file or directory"}));
+}
+
+}  // namespace
+}  // namespace e2e
