@@ -60,7 +60,8 @@ Engine options (before SCRIPT):
                         and a flow's step or end are kept in any task when
                         the start or the flow's begin was traced
       --cgroup DIR      trace only tasks in the cgroup v2 directory DIR and
-                        below it (a container's cgroup, for one)
+                        below it (a container's cgroup, for one); with -p
+                        or -c, only their tasks that are in DIR
   -o, --output FILE     write the script's output to FILE, 0600, in place of
                         an earlier FILE once tracing begins (a trace named
                         *.gz is gzipped as it is written)

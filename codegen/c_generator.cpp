@@ -302,7 +302,7 @@ class ProbeWriter {
     stand_ins_.clear();
 
     // The program, or a function of the program shared with other probes.
-    // -p/-c: a pair's stop is filtered by its start, and a flow's step or
+    // -p/-c and --cgroup: a pair's stop is filtered by its start, and a flow's step or
     // end by its begin, whichever task it runs in: a block request a
     // traced process issued completes in an interrupt or a kworker.
     bool flows = draws_flow(decl), follows = draws_flow(decl, false);
@@ -361,6 +361,11 @@ class ProbeWriter {
     };
     if (clock_first)
       read_clock();
+    if (used.count("task") && reads_user)
+      throw Error(
+          "task is the kernel's task_struct, which a uprobe cannot follow (it reads the "
+          "traced program's memory): use task in a kernel probe",
+          decl.where);
     for (const auto &b : kBuiltins)
       if (used.count(b.name) && std::string(b.name) != "nsecs")
         out_ << "  " +
@@ -448,7 +453,7 @@ class ProbeWriter {
         out_ << "    }\n";
       }
     };
-    out_ << "  if (mt_filter_targets) {\n    bool __followed = " +
+    out_ << "  if (mt_filter_targets || mt_cgroup_id) {\n    bool __followed = " +
                 std::string(decl.latency_stop >= 0 ? "1" : "0") + ";\n";
     // An end closes its mark wherever it runs; a step only needs it outside.
     each_flow(false, [&](DrawDecl::Flow point) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,9 +17,13 @@
 namespace mt {
 
 std::vector<std::string> elf_function_names(const std::string &path) {
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd)
+  // Not blocking on a FIFO; only a regular file is read.
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (!fd || fstat(fd.get(), &st) != 0)
     throw Error("cannot read " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + " is not a regular file, so it has no functions to probe");
   elf_version(EV_CURRENT);
   Elf *elf = elf_begin(fd.get(), ELF_C_READ, nullptr);
   if (!elf || elf_kind(elf) != ELF_K_ELF) {

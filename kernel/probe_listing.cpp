@@ -39,14 +39,15 @@ bool ProbePattern::names_kind(ProbeKind kind) const {
 
 namespace {
 
-// uprobe:PATH:GLOB (or uretprobe:...): the kind and PATH, else nothing.
+// uprobe:PATH:GLOB (or uretprobe:..., or their short names): the kind and
+// PATH, else nothing.
 std::optional<ProbeName> uprobe_pattern(const std::string &pattern) {
-  size_t first = pattern.find(':'), last = pattern.rfind(':');
-  if (first == std::string::npos || last == first)
-    return std::nullopt;
-  for (const ProbeKindInfo &k : probe_kinds())
-    if (k.source == TargetSource::Binary && pattern.substr(0, first) == k.name)
-      return ProbeName{k.kind, "", pattern.substr(first + 1, last - first - 1), "", 0};
+  try {
+    ProbeName name = parse_probe_name(pattern);
+    if (probe_kind(name.kind).source == TargetSource::Binary)
+      return name;
+  } catch (const Error &) {
+  }
   return std::nullopt;
 }
 
@@ -122,8 +123,12 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
   // uprobe:PATH:GLOB lists the functions PATH defines.
   if (auto file = uprobe_pattern(pattern))
     for (auto &function : elf_function_names(file->target)) {
+      // A name is printed as it is: one that could drive a terminal is not.
+      if (!std::all_of(function.begin(), function.end(),
+                       [](unsigned char c) { return c > 32 && c < 127; }))
+        continue;
       ProbeName name{file->kind, "", file->target, std::move(function), 0};
-      if (match.matches(name.to_string()))
+      if (glob_match(file->symbol, name.symbol))
         listed.push_back({name.to_string(), std::move(name)});
     }
   for (const ProbeKindInfo &k : probe_kinds()) {
@@ -162,8 +167,9 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
   }
 
   // Nothing of a kind the pattern names, on a kernel that cannot run it:
-  // that is why, not that nothing matched.
-  if (listed.empty())
+  // that is why, not that nothing matched (known only where tracefs is
+  // readable: elsewhere kprobes look absent).
+  if (listed.empty() && kernel.tracefs_readable())
     for (const ProbeKindInfo &k : probe_kinds())
       if (k.listed != ListedFrom::Nothing && match.names_kind(k.kind))
         if (std::string why = kind_unavailable(k.kind, kernel); !why.empty())

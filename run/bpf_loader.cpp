@@ -240,16 +240,18 @@ void BpfProgram::load(const LoadSettings &settings) {
           : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
-  // Targets are kept and flows marked only under -p/-c (mt_flow_marks.h):
-  // elsewhere those tables are never touched, and one slot is all they
-  // need (65,536 of a hash cost 2 ms to create).
-  for (const char *name : {MT_NAME(MT_FLOW_MARKS), MT_NAME(MT_TARGETS)})
-    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name);
-        map && !settings.filter_targets)
+  // Targets are kept only under -p/-c, and flows marked only under -p/-c
+  // or --cgroup (mt_flow_marks.h): elsewhere those tables are never
+  // touched, and one slot is all they need (65,536 of a hash cost 2 ms to
+  // create).
+  bool marks = settings.filter_targets || settings.cgroup.id;
+  for (auto [name, used] : {std::pair{MT_NAME(MT_FLOW_MARKS), marks},
+                            std::pair{MT_NAME(MT_TARGETS), settings.filter_targets}})
+    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name); map && !used)
       bpf_map__set_max_entries(map, 1);
 
-  // Read-only settings: the target filter switch, when a record wakes the
-  // reader, and the script's parameters.
+  // Read-only settings: the target filter switch, the cgroup, when a
+  // record wakes the reader, and the script's parameters.
   if (struct bpf_map *rodata = find_map(obj_, ".rodata")) {
     size_t size = 0;
     const void *initial = bpf_map__initial_value(rodata, &size);
@@ -259,6 +261,8 @@ void BpfProgram::load(const LoadSettings &settings) {
       long at = variable_offset(btf(), ".rodata", name);
       if (at >= 0)
         std::memcpy(data.data() + at, &value, sizeof(value));
+      else if (value)
+        throw Error(std::string("internal error: the object has no ") + name);
     };
     set(MT_NAME(MT_FILTER_TARGETS), static_cast<uint32_t>(settings.filter_targets));
     set(MT_NAME(MT_WAKE_BYTES), settings.wake_bytes);

@@ -35,7 +35,8 @@ CgroupFilter cgroup_filter(const std::string &path) {
   CgroupFilter filter{static_cast<uint64_t>(st.st_ino), 0};
   // Up to the root: the last directory whose parent is no longer the
   // same cgroup2 file system.
-  for (UniqueFd at = std::move(dir);;) {
+  UniqueFd at = std::move(dir);
+  for (;;) {
     UniqueFd parent(openat(at.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     struct stat up {
     }, here{};
@@ -45,6 +46,12 @@ CgroupFilter cgroup_filter(const std::string &path) {
     filter.level++;
     at = std::move(parent);
   }
+  // The hierarchy's root is cgroup 1: another top is a cgroup namespace's
+  // root or a bind mount, below which levels are not the kernel's.
+  if (struct stat top{}; fstat(at.get(), &top) != 0 || top.st_ino != 1)
+    throw Error("--cgroup " + path +
+                ": the cgroup hierarchy is seen from inside a cgroup namespace or through a "
+                "bind mount here; run moontrace where the whole hierarchy is mounted");
   return filter;
 }
 

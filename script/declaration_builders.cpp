@@ -47,7 +47,8 @@ std::string trim(const std::string &s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// "str(expr)" or "str(expr, 32)": a string read through a pointer.
+// "str(expr)" or "str(expr, 32)": a string read through a pointer; ustr()
+// and kstr() say from which memory.
 bool parse_string_capture(const std::string &text, std::string &inner, int &size,
                           StringMemory &memory) {
   std::string t = trim(text);
@@ -67,10 +68,11 @@ bool parse_string_capture(const std::string &text, std::string &inner, int &size
     depth -= c == '(' || c == '[';
     if (c == ',' && depth == 0) {
       size = std::atoi(inner.c_str() + i + 1);
-      inner = trim(inner.substr(0, i));
+      inner = inner.substr(0, i);
       break;
     }
   }
+  inner = trim(inner);
   return true;
 }
 

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -39,10 +41,9 @@ class E2eCgroup : public BpfTest {
     ASSERT_EQ(mkdir(child_.c_str(), 0755), 0) << child_;
   }
   void TearDown() override {
-    if (!child_.empty())
-      rmdir(child_.c_str());
-    if (!dir_.empty())
-      rmdir(dir_.c_str());
+    for (const std::string &d : {child_, dir_})
+      if (!d.empty())
+        EXPECT_EQ(rmdir(d.c_str()), 0) << d << ": " << std::strerror(errno);
   }
   std::string dir_, child_;
 };
@@ -51,25 +52,29 @@ TEST_F(E2eCgroup, OnlyTasksInTheSubtreeAreTraced) {
   TempDir tmp;
   tmp.write("t.lua",
             "probe(\"tracepoint:syscalls:sys_enter_getppid\", { capture = { \"pid\" } })\n");
-  Process tracer(mt({"--cgroup", dir_, tmp.file("t.lua")}));
-  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
-  // In the subtree (its child cgroup): a shell that moves itself there,
-  // then becomes another that calls getppid. Outside: the same, staying.
-  std::string pid_file = tmp.file("inside.pid");
-  for (int i = 0; i < 3; i++) {
-    Result in = run({{"sh", "-c",
-                      "echo $$ > " + child_ + "/cgroup.procs && echo $$ > " + pid_file +
-                          " && exec sh -c true"}});
-    ASSERT_EQ(in.exit_code, 0) << in;
-    ASSERT_EQ(run({{"sh", "-c", "true"}}).exit_code, 0);
+  // The directory (level 1 below the root, or more) and its child (one
+  // level more): the shells run in the child, in both subtrees.
+  for (const std::string &cgroup : {dir_, child_}) {
+    Process tracer(mt({"--cgroup", cgroup, tmp.file("t.lua")}));
+    ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
+    // Inside: a shell that moves itself to the child cgroup, then becomes
+    // another that calls getppid. Outside: the same, staying.
+    std::string pid_file = tmp.file("inside.pid");
+    for (int i = 0; i < 3; i++) {
+      Result in = run({{"sh", "-c",
+                        "echo $$ > " + child_ + "/cgroup.procs && echo $$ > " + pid_file +
+                            " && exec sh -c true"}});
+      ASSERT_EQ(in.exit_code, 0) << in;
+      ASSERT_EQ(run({{"sh", "-c", "true"}}).exit_code, 0);
+    }
+    std::string inside = read_file(pid_file);
+    tracer.signal(SIGINT);
+    Result r = tracer.wait();
+    ASSERT_EQ(r.exit_code, 0) << r;
+    auto pids = values_of(r.out, "pid");
+    ASSERT_EQ(pids.size(), 3u) << cgroup << r;  // one getppid a run, all inside
+    EXPECT_EQ(std::to_string(pids.back()) + "\n", inside) << r;
   }
-  std::string inside = read_file(pid_file);
-  tracer.signal(SIGINT);
-  Result r = tracer.wait();
-  ASSERT_EQ(r.exit_code, 0) << r;
-  auto pids = values_of(r.out, "pid");
-  ASSERT_EQ(pids.size(), 3u) << r;  // one getppid a run, all inside
-  EXPECT_EQ(std::to_string(pids.back()) + "\n", inside) << r;
 }
 
 TEST_F(E2eCgroup, ADirectoryThatIsNoCgroupIsOneLine) {

@@ -57,12 +57,13 @@ TEST_F(E2eProbeKinds, SyscallPointersAreReadFromTheCallersMemory) {
   dir.write("open.lua",
             "probe(\"tracepoint:syscalls:sys_enter_openat\", { capture = {\n"
             "  f = \"str(args.filename, 256)\", u = \"ustr(args.filename, 256)\",\n"
-            "  k = \"kstr(args.filename, 256)\" } }, function(ev)\n"
+            "  k = \"kstr(args.filename, 256)\", s = \"str( args.filename , 256 )\" } },\n"
+            "  function(ev)\n"
             "  if ev.f:find(\"m.txt\", 1, true) then print(\"f=\" .. ev.f .. \" u=\" .. ev.u ..\n"
-            "    \" k=[\" .. ev.k .. \"]\") end end)\n");
+            "    \" k=[\" .. ev.k .. \"] s=\" .. ev.s) end end)\n");
   auto r = run(mt({"-c", "cat " + file, dir.file("open.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_TRUE(contains(r.out, "f=" + file + " u=" + file + " k=[]")) << r;
+  EXPECT_TRUE(contains(r.out, "f=" + file + " u=" + file + " k=[] s=" + file)) << r;
 }
 
 // `task` is the current task_struct, followed with CO-RE reads in a
@@ -86,6 +87,16 @@ TEST_F(E2eProbeKinds, TaskIsTheCurrentTaskInEveryProbeKind) {
     EXPECT_EQ(values_of(r.out, "parent"), std::vector<uint64_t>{uint64_t(p.pid())}) << at << r;
     EXPECT_TRUE(contains(r.out, "comm=sh")) << at << r;
   }
+}
+
+// A uprobe reads the traced program's memory: `task` there is refused, at
+// the probe's line, rather than read as zeros.
+TEST_F(E2eProbeKinds, TaskInAUprobeIsRefused) {
+  TempDir dir;
+  dir.write("u.lua", "probe(\"uprobe:" + workload("nop_storm") +
+                         ":main\", { capture = { p = \"task->tgid\" } })\n");
+  auto r = run(mt({"-c", "true", dir.file("u.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"u.lua:1", "task is the kernel's task_struct"}));
 }
 
 }  // namespace
