@@ -230,28 +230,37 @@ std::string kind_unavailable(ProbeKind kind, KernelFacts &kernel) {
 
 std::vector<std::string> nearest_names(const std::string &name,
                                        const std::vector<std::string> &candidates, size_t count) {
+  // A name more than a third of its length away (3 edits at least) is no
+  // likely typo; not measuring those keeps a long name against tens of
+  // thousands of functions fast.
+  size_t limit = std::max<size_t>(3, name.size() / 3);
   std::vector<std::pair<size_t, std::string>> scored;
   std::vector<size_t> row(name.size() + 1);
   for (const auto &c : candidates) {
+    if ((c.size() > name.size() ? c.size() - name.size() : name.size() - c.size()) > limit)
+      continue;
     for (size_t i = 0; i <= name.size(); i++)
       row[i] = i;
-    for (size_t j = 1; j <= c.size(); j++) {
+    size_t best = 0;
+    for (size_t j = 1; j <= c.size() && best <= limit; j++) {
       size_t diag = row[0];
-      row[0] = j;
+      row[0] = best = j;
       for (size_t i = 1; i <= name.size(); i++) {
         size_t up = row[i];
         row[i] = std::min({row[i] + 1, row[i - 1] + 1, diag + (name[i - 1] != c[j - 1])});
+        best = std::min(best, row[i]);
         diag = up;
       }
     }
-    scored.push_back({row[name.size()], c});
+    if (best <= limit && row[name.size()] <= limit)
+      scored.push_back({row[name.size()], c});
   }
   size_t n = std::min(count, scored.size());
   std::partial_sort(scored.begin(), scored.begin() + n, scored.end());
-  std::vector<std::string> best;
+  std::vector<std::string> found;
   for (size_t i = 0; i < n; i++)
-    best.push_back(scored[i].second);
-  return best;
+    found.push_back(scored[i].second);
+  return found;
 }
 
 std::optional<Alternative> first_available(const std::vector<std::string> &alternatives,

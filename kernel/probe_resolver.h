@@ -77,7 +77,8 @@ std::string kind_unavailable(ProbeKind kind, KernelFacts &kernel);
 // Throws mt::Error naming the script line when a probe cannot be had.
 Resolution resolve_probes(const Declaration &decl, KernelFacts &kernel);
 
-// The names in `candidates` closest to `name` (edit distance), best first.
+// The names in `candidates` closest to `name` (edit distance), best first,
+// of those within a third of its length (3 edits at least).
 std::vector<std::string> nearest_names(const std::string &name,
                                        const std::vector<std::string> &candidates, size_t count);
 
