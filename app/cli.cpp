@@ -65,11 +65,14 @@ Engine options (before SCRIPT):
   -o, --output FILE     write the script's output to FILE, 0600, in place of
                         an earlier FILE once tracing begins (a trace named
                         *.gz is gzipped as it is written)
-  -f, --format FORMAT   text (default) or json: one JSON object per line
+  -f, --format FORMAT   text (default); json: one JSON object per line;
+                        folded: aggregations as folded stacks, for flame
+                        graphs (flamegraph.pl, speedscope)
   -l, --list [PATTERN]  list the probes this kernel has that match PATTERN
                         (a glob, e.g. 'io_uring:*'; 'uprobe:PATH:*' for
-                        PATH's functions); with -v (-lv) show each
-                        probe's arguments and their types
+                        PATH's functions, 'usdt:PATH:*' for its USDT
+                        probes); with -v (-lv) show each probe's
+                        arguments and their types
       --duration SECS   stop after SECS seconds (at most a year)
   -v, --verbose         say which probes were chosen and attached, report
                         lost events per interval, show verifier logs
@@ -169,9 +172,10 @@ Options parse_command_line(int argc, char **argv) {
     } else if (a == "-f" || a == "--format") {
       once(a, "-f");
       std::string v = arg();
-      if (v != "text" && v != "json")
-        throw Error("invalid output format '" + v + "' for -f: expected text or json");
+      if (v != "text" && v != "json" && v != "folded")
+        throw Error("invalid output format '" + v + "' for -f: expected text, json or folded");
       o.json = v == "json";
+      o.folded = v == "folded";
     } else if (a == "-c" || a == "--command") {
       once(a, "-c");
       o.command = arg();

@@ -41,6 +41,7 @@ struct Options {
   bool list_probes = false;           // -l [PATTERN]
   std::string list_pattern;           // glob over probe names; "" lists all
   bool json = false;                  // -f json
+  bool folded = false;                // -f folded
 };
 
 // Throws mt::Error on bad engine options.

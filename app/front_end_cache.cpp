@@ -151,10 +151,11 @@ std::string FrontEndCache::encode(const Generated &generated) {
   // written here, and read in decode().
   const auto &[program, user, notes] = generated;
   const auto &[source, probes, params_struct, follow_program, flush_program, naming_programs,
-               built_expressions] = program;
+               announces_processes, built_expressions] = program;
   FieldWriter w;
   w.str(source).str(params_struct).str(follow_program).str(flush_program);
-  w.strs(naming_programs).num(static_cast<int64_t>(built_expressions.size()));
+  w.strs(naming_programs).num(announces_processes);
+  w.num(static_cast<int64_t>(built_expressions.size()));
   for (const auto &[at, text] : built_expressions)
     w.str(at.first).num(at.second).str(text);
   w.num(static_cast<int64_t>(probes.size()));
@@ -179,6 +180,7 @@ FrontEndCache::Generated FrontEndCache::decode(const std::string &bytes) {
   g.follow_program = r.str();
   g.flush_program = r.str();
   g.naming_programs = r.strs();
+  g.announces_processes = r.num() != 0;
   for (int64_t n = r.num(); n > 0; n--) {
     std::string file = r.str();
     int line = static_cast<int>(r.num());

@@ -16,6 +16,7 @@
 #include "app/compile_step.h"
 #include "app/end_of_run.h"
 #include "app/front_end_cache.h"
+#include "app/info_commands.h"
 #include "app/loss_report.h"
 #include "app/package_step.h"
 #include "app/record_router.h"
@@ -29,7 +30,6 @@
 #include "common/json_writer.h"
 #include "compiler/tracing_policy.h"
 #include "kernel/btf_file_facts.h"
-#include "kernel/probe_listing.h"
 #include "kernel/probe_resolver.h"
 #include "output/output.h"
 #include "output/output_file.h"
@@ -40,13 +40,13 @@
 #include "run/kernel_maps.h"
 #include "run/per_cpu_rings.h"
 #include "run/record_decoder.h"
+#include "run/stack_resolver.h"
 #include "run/stop_signals.h"
 #include "run/target_process.h"
 #include "script/lua_interrupt.h"
 #include "script/lua_script.h"
 #include "script/lua_values.h"
 #include "script/script_params.h"
-#include "trace/fxt_dump.h"
 #include "trace/fxt_sink.h"
 
 namespace mt {
@@ -56,26 +56,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int run(const Options &options) {
-  if (options.help) {
-    std::fputs(usage_text(), stdout);
-    return 0;
-  }
-  if (options.version) {
-    std::puts("moontrace " MT_VERSION);
-    return 0;
-  }
-  if (options.list_scripts) {
-    std::fputs(scripts_text(all_scripts()).c_str(), stdout);
-    return 0;
-  }
-  if (!options.dump_file.empty())
-    return dump_trace(options.dump_file, options.dump_json, stdout);
-  if (options.list_probes) {
-    KernelFacts kernel;
-    if (!list_probes(options.list_pattern, options.verbose > 0, kernel, stdout))
-      throw Error("no probes match '" + options.list_pattern + "'");
-    return 0;
-  }
+  if (auto status = run_info_command(options))
+    return *status;
   if (options.script.empty())
     throw Error("no script given (see moontrace --help)");
   // From here on a stop signal is a request to stop; dump and list above
@@ -86,6 +68,7 @@ int run(const Options &options) {
 
   Output output;
   output.set_json(options.json);
+  output.set_folded(options.folded);
   ScriptArgs args(options.script_args);
   // A package brings its script and modules, and its objects in place of
   // compiling.
@@ -187,6 +170,7 @@ int run(const Options &options) {
 
   std::unique_ptr<BpfProgram> program;
   std::unique_ptr<KernelMaps> maps;
+  std::unique_ptr<StackResolver> stacks;  // names the frames of kstack and ustack
   std::unique_ptr<EventStream> events;
   std::vector<std::optional<RecordLayout>> layouts;
   std::unique_ptr<RecordRouter> router;
@@ -222,6 +206,8 @@ int run(const Options &options) {
     program->load(settings);
     stop_if_signalled();
     maps = std::make_unique<KernelMaps>(*program, decl);
+    stacks = std::make_unique<StackResolver>(*program, generated.announces_processes,
+                                             options.command, options.pid);
     script.set_kernel_maps(maps.get());
     if (options.verbose)
       std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
@@ -231,8 +217,12 @@ int run(const Options &options) {
       routes.push_back({layouts[id] ? &*layouts[id] : nullptr, trace && trace->draws(id),
                         script.has_handler(generated.probes[id].decl_id)});
     RecordRouter::Destinations to;
+    to.thread_named = [&](auto data, uint32_t size) {
+      stacks->process_seen(data, size);
+      if (trace)
+        trace->thread_named(data, size);
+    };
     if (trace) {
-      to.thread_named = [&](auto data, uint32_t size) { trace->thread_named(data, size); };
       to.arrived = [&](uint32_t id, auto data, uint32_t size) {
         return trace->arrived(id, data, size);
       };
@@ -261,7 +251,7 @@ int run(const Options &options) {
     std::vector<uint32_t> record_bytes;
     for (const auto &layout : layouts)
       record_bytes.push_back(layout ? layout->size : 0);
-    if (!generated.naming_programs.empty())
+    if (generated.record_slots() > layouts.size())  // thread names
       record_bytes.push_back(sizeof(struct mt_thread_name));
     events = std::make_unique<EventStream>(
         rings.value().ring_fds(), std::move(rings.value().readers()),

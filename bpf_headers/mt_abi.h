@@ -47,6 +47,24 @@ struct mt_staged_since {
   __u64 pad[7];
 };
 
+/* Stacks (kstack, ustack): a map of stacks per kind and depth, named
+ * MT_STACK_MAP_PREFIX then 'k' (kernel) or 'u' (user) then the depth
+ * ("mt_stack_k127"); a captured stack is a value of the type of that name
+ * followed by "_t". A kernel stack's value is the map's id (negative: no
+ * stack); a user stack's is the process id << 32 | the id, as user
+ * addresses mean something only in their process. User stacks are kept as
+ * build ids and file offsets (struct bpf_stack_build_id), so that a
+ * program that has exited can still be symbolized. */
+#define MT_STACK_MAP_PREFIX "mt_stack_"
+#define MT_STACK_MAX_DEPTH 127 /* the kernel's perf_event_max_stack default */
+#define MT_STACK_DEFAULT_DEPTH 127
+#define MT_STACK_MAP_ENTRIES 4096
+#define MT_STACK_BUILD_ID_FRAME_BYTES 32 /* sizeof(struct bpf_stack_build_id) */
+/* Kernel stacks keep this many frames more than asked for (up to the
+ * most): a raw tracepoint's or fentry's begins in the BPF program and the
+ * code that ran it, which the engine leaves out. */
+#define MT_STACK_KERNEL_EXTRA_FRAMES 4
+
 /* A string parameter's buffer in the params struct, its NUL included. */
 #define MT_PARAM_STRING_BYTES 64
 

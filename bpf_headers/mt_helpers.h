@@ -14,11 +14,13 @@ enum {
   BPF_MAP_TYPE_ARRAY = 2,
   BPF_MAP_TYPE_PERCPU_HASH = 5,
   BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+  BPF_MAP_TYPE_STACK_TRACE = 7,
   BPF_MAP_TYPE_LRU_HASH = 9,
   BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
   BPF_MAP_TYPE_RINGBUF = 27,
 };
 enum { BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2 };
+enum { BPF_F_STACK_BUILD_ID = 1 << 5, BPF_F_USER_STACK = 1 << 8 };
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
@@ -32,6 +34,7 @@ static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static __u64 (*bpf_get_current_uid_gid)(void) = (void *)15;
 static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
 static __u64 (*bpf_get_current_task)(void) = (void *)35;
+static long (*bpf_get_stackid)(void *ctx, void *map, __u64 flags) = (void *)27;
 struct task_struct;
 static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
 static __u64 (*bpf_get_current_cgroup_id)(void) = (void *)80;

@@ -249,6 +249,13 @@ class ProbeWriter {
       }
       if (kind.retval != ReturnValue::None && rp.signature.return_type)
         retval_type = types_->declare(rp.signature.return_type, "");
+    } else if (kind.source == TargetSource::UsdtNotes) {
+      // Typed by the probe's note; found where libbpf's spec says (mt_usdt.h).
+      for (size_t i = 0; i < rp.usdt_argument_types.size(); i++) {
+        const std::string &type = rp.usdt_argument_types[i];
+        out_ << "  " + type + " arg" + std::to_string(i) + ";\n";
+        arg_inits.push_back("(" + type + ")mt_usdt_arg(__ctx, " + std::to_string(i) + ")");
+      }
     } else if (kind.context == ProgramContext::Registers) {
       // Untyped (a uprobe's binary): the argument registers as numbers.
       for (int i = 0; i < 6 && kind.sees_arguments; i++) {
@@ -511,7 +518,9 @@ class ProbeWriter {
     out_ << "struct " + name + " {\n" + header;
     for (const auto &c : members) {
       const TraceField *field = trace_field(rp, c);
-      if (c.is_string || (field && field->data_loc)) {
+      if (c.stack != StackKind::None) {
+        out_ << "  " + stack_map_name(c) + "_t " + c.name + ";\n";
+      } else if (c.is_string || (field && field->data_loc)) {
         out_ << "  char " + c.name + "[" + std::to_string(c.string_size) + "];\n";
       } else if (!c.c_type.empty() || !leading_cast_type(c.expr.text).empty()) {
         std::string type = c.c_type.empty() ? leading_cast_type(c.expr.text) : c.c_type;
@@ -625,7 +634,13 @@ class ProbeWriter {
                      const std::string &prefix) {
     const TraceField *field = trace_field(rp, c);
     std::string dst = prefix + c.name;
-    if (field && field->data_loc) {
+    if (c.stack == StackKind::Kernel) {
+      out_ << "  " + dst + " = bpf_get_stackid(__ctx, &" + stack_map_name(c) + ", 0);\n";
+    } else if (c.stack == StackKind::User) {
+      out_ << "  " + dst + " = (bpf_get_current_pid_tgid() & 0xffffffff00000000ULL) | (__u32)" +
+                  "bpf_get_stackid(__ctx, &" + stack_map_name(c) + ", BPF_F_USER_STACK);\n";
+      out_ << "  mt_announce_process();\n";
+    } else if (field && field->data_loc) {
       out_ << "  bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst + "), mt_data_loc(__ctx, " +
                   c.expr.text + "));\n";
     } else if (c.is_string) {
@@ -679,6 +694,58 @@ void write_params(const Declaration &decl, Emitter &out) {
   }
   out << "};\n/* Set before load from the command line; the verifier sees constants. */\n";
   out << "const volatile struct mt_params param = {};\n";
+}
+
+// A map per stack kind and depth captured, and its values' type; with user
+// stacks, mt_announce_process() sends a process's first one's pid in the
+// record of `slot`. True when there are user stacks.
+bool write_stack_maps(const Declaration &decl, size_t slot, Emitter &out) {
+  std::set<std::string> written;
+  bool user_stacks = false;
+  auto write = [&](const std::vector<Capture> &captures) {
+    for (const auto &c : captures) {
+      if (c.stack == StackKind::None || !written.insert(stack_map_name(c)).second)
+        continue;
+      bool user = c.stack == StackKind::User;
+      user_stacks |= user;
+      int frame = user ? MT_STACK_BUILD_ID_FRAME_BYTES : 8;
+      int depth = user ? c.stack_depth
+                       : std::min(MT_STACK_MAX_DEPTH, c.stack_depth + MT_STACK_KERNEL_EXTRA_FRAMES);
+      out << std::string("typedef ") + (user ? "__u64 " : "__s64 ") + stack_map_name(c) + "_t;\n";
+      out << "struct {\n  __uint(type, BPF_MAP_TYPE_STACK_TRACE);\n  __uint(max_entries, " +
+                 std::to_string(MT_STACK_MAP_ENTRIES) +
+                 ");\n  __uint(key_size, 4);\n  __uint(value_size, " +
+                 std::to_string(depth * frame) + ");\n" +
+                 (user ? "  __uint(map_flags, BPF_F_STACK_BUILD_ID);\n" : "") + "} " +
+                 stack_map_name(c) + " SEC(\".maps\");\n";
+    }
+  };
+  for (const auto &p : decl.probes)
+    write(p.captures);
+  for (const auto &a : decl.aggregations)
+    write(a.keys);
+  for (const auto &l : decl.latencies) {
+    write(l.key);
+    write(l.stop_key);
+    write(l.carry);
+  }
+  if (!user_stacks)
+    return false;
+  std::string n = std::to_string(slot);
+  out << "/* Processes whose user stacks were sent (LRU: one that is gone makes room). */\n";
+  out << map_definition("mt_stack_processes", "BPF_MAP_TYPE_LRU_HASH", MT_STACK_MAP_ENTRIES,
+                        "__u32", "__u8");
+  out << "static __always_inline void mt_announce_process(void) {\n";
+  out << "  __u64 task = bpf_get_current_pid_tgid();\n  __u32 pid = task >> 32;\n";
+  out << "  __u8 one = 1;\n";
+  out << "  if (bpf_map_update_elem(&mt_stack_processes, &pid, &one, BPF_NOEXIST) != 0)\n"
+         "    return;\n";
+  out << "  struct mt_stage *stage;\n  struct mt_thread_name *r = mt_reserve(" + n +
+             ", sizeof(*r), &stage);\n";
+  out << "  if (!r)\n    return;\n";
+  out << "  r->__probe = " + n + ";\n  r->pid = pid;\n  r->tid = (__u32)task;\n";
+  out << "  bpf_get_current_comm(r->comm, sizeof(r->comm));\n  mt_submit(stage, sizeof(*r));\n}\n";
+  return true;
 }
 
 // The BPF map type of each kind of map a script declares.
@@ -862,6 +929,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     program.naming_programs =
         write_thread_namers(in.rename_format, program.thread_name_slot(), body);
 
+  Emitter stack_maps;  // written first: user stacks take a record slot
+  program.announces_processes = write_stack_maps(*in.decl, program.thread_name_slot(), stack_maps);
   Emitter head(1, &program.built_expressions);
   head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
   head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, program.record_slots())) +
@@ -879,6 +948,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     head << "#define MT_FLOWS 1\n";
   head << "#include \"mt_runtime.h\"\n#include \"mt_pt_regs.h\"\n#include \"mt_aggregate.h\"\n"
           "#include \"mt_flow_marks.h\"\n";
+  if (std::any_of(resolved.begin(), resolved.end(), [](const ResolvedProbe &p) {
+        return probe_kind(p.name.kind).source == TargetSource::UsdtNotes;
+      }))
+    head << "#include \"mt_usdt.h\"\n";
   if (types) {
     std::string defs = types->definitions();
     if (!defs.empty())
@@ -890,6 +963,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     head << "extern __u64 latency; /* in a latency pair's stop probe */\n";
   for (const auto &m : decl.maps)
     write_script_map(m, head);
+  head << stack_maps.str();
   if (!in.decl->params.empty()) {
     write_params(*in.decl, head);
     program.params_struct = "mt_params";
@@ -906,6 +980,11 @@ std::string aggregation_map_name(int id) {
 
 std::string latency_map_name(int id) {
   return "mt_lat_" + std::to_string(id);
+}
+
+std::string stack_map_name(const Capture &stack) {
+  return MT_STACK_MAP_PREFIX + std::string(stack.stack == StackKind::User ? "u" : "k") +
+         std::to_string(stack.stack_depth);
 }
 
 }  // namespace mt

@@ -45,6 +45,9 @@ struct GeneratedProgram {
   // naming themselves) for a trace; their records carry probe id
   // `probes.size()` and struct mt_thread_name.
   std::vector<std::string> naming_programs;
+  // A user stack sends its process's first one as a thread's name, so that
+  // the run reads the process's mappings while it still runs.
+  bool announces_processes = false;
   // Expressions the script built at run time ("pid > " .. n), so not found
   // in its text, by (file, line) of the call: Clang's column for them
   // counts in the expression, not in the script's line.
@@ -53,7 +56,9 @@ struct GeneratedProgram {
   // Records carry a slot: their probe's id, or the one after the last
   // probe's for a thread's name (struct mt_thread_name).
   uint32_t thread_name_slot() const { return static_cast<uint32_t>(probes.size()); }
-  size_t record_slots() const { return probes.size() + (naming_programs.empty() ? 0 : 1); }
+  size_t record_slots() const {
+    return probes.size() + (naming_programs.empty() && !announces_processes ? 0 : 1);
+  }
 };
 
 struct GeneratorInput {
@@ -70,6 +75,9 @@ GeneratedProgram generate_c(const GeneratorInput &input);
 // reading it back.
 std::string aggregation_map_name(int id);
 std::string latency_map_name(int id);
+// The map of a stack capture's kind and depth ("mt_stack_k127"); its
+// values' type is this name followed by "_t" (bpf_headers/mt_abi.h).
+std::string stack_map_name(const Capture &stack);
 
 // The builtin names expressions may use, e.g. pid, comm, nsecs.
 const std::vector<std::string> &builtin_names();

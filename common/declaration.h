@@ -27,6 +27,9 @@ struct Expression {
 // tracepoint's pointer argument (every one is the caller's), else kernel.
 enum class StringMemory { Guess, User, Kernel };
 
+// A stack captured as kstack or ustack (optionally with a depth: kstack(8)).
+enum class StackKind { None, Kernel, User };
+
 struct Capture {
   std::string name;
   Expression expr;
@@ -34,6 +37,8 @@ struct Capture {
   int string_size = 64;
   std::string c_type;  // its type in the record; "": typeof() of the expression
   StringMemory string_memory = StringMemory::Guess;
+  StackKind stack = StackKind::None;
+  int stack_depth = 0;  // frames kept, 1..MT_STACK_MAX_DEPTH
 };
 
 enum class ParamType { Int, Uint, Bool, String };

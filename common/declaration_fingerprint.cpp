@@ -22,10 +22,11 @@ void put(FieldWriter &w, const Expression &e) {
 }
 
 void put(FieldWriter &w, const Capture &c) {
-  const auto &[name, expr, is_string, string_size, c_type, string_memory] = c;
+  const auto &[name, expr, is_string, string_size, c_type, string_memory, stack, stack_depth] = c;
   w.str(name);
   put(w, expr);
   w.num(is_string).num(string_size).str(c_type).num(static_cast<int>(string_memory));
+  w.num(static_cast<int>(stack)).num(stack_depth);
 }
 
 void put(FieldWriter &w, const std::vector<std::pair<std::string, std::string>> &fields) {

@@ -3,6 +3,8 @@
 
 #include <nettle/sha2.h>
 
+#include "common/hex_digits.h"
+
 namespace mt {
 
 std::string sha256_hex(std::string_view bytes) {
@@ -11,11 +13,7 @@ std::string sha256_hex(std::string_view bytes) {
   sha256_update(&ctx, bytes.size(), reinterpret_cast<const uint8_t *>(bytes.data()));
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof digest, digest);
-  static const char *hex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : digest)
-    out += std::string{hex[b >> 4], hex[b & 15]};
-  return out;
+  return hex_digits(digest, sizeof digest);
 }
 
 }  // namespace mt

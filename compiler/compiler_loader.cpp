@@ -87,6 +87,11 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
   return result;
 }
 
+std::vector<std::vector<std::string>> symbolize_code(const std::string &path,
+                                                     const std::vector<uint64_t> &addresses) {
+  return entry().symbolize(path, addresses);
+}
+
 bool compiler_loaded() {
   return loaded_entry != nullptr;
 }

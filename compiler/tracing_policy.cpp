@@ -3,8 +3,8 @@
 
 #include <elf.h>
 
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/embedded_files.h"
@@ -13,6 +13,7 @@
 #include "compiler/btf_line_info.h"
 #include "compiler/helper_policy.h"
 #include "compiler/instruction_scan.h"
+#include "kernel/probe_kinds.h"
 
 namespace mt {
 
@@ -20,11 +21,11 @@ namespace {
 
 constexpr const char *kRemedy = "(run with --unsafe to allow it)";
 
-// Sections libbpf loads as the program types the engine generates.
+// Sections libbpf loads as the program types the engine generates: the
+// probe kinds' own.
 bool tracing_section(const std::string &name) {
-  for (const char *prefix : {"tracepoint/", "tp_btf/", "raw_tp/", "kprobe/", "kretprobe/",
-                             "fentry/", "fexit/", "uprobe", "uretprobe"})
-    if (name.rfind(prefix, 0) == 0)
+  for (const ProbeKindInfo &kind : probe_kinds())
+    if (*kind.section && name.rfind(kind.section, 0) == 0)
       return true;
   return false;
 }

@@ -17,6 +17,7 @@ enum class ProbeKind {
   Fexit,
   Uprobe,
   Uretprobe,
+  Usdt,
   Interval,
   Begin,
   End,
@@ -28,6 +29,7 @@ enum class TargetForm {
   CategoryEvent,  // tracepoint:CATEGORY:EVENT
   Name,           // kprobe:FUNCTION, tp_btf:EVENT
   PathSymbol,     // uprobe:PATH:SYMBOL
+  PathProbe,      // usdt:PATH:PROVIDER:NAME
   Period,         // interval:ms:N, interval:s:N
 };
 
@@ -38,6 +40,7 @@ enum class TargetSource {
   BtfRawTracepoints,  // the btf_trace_* prototypes of vmlinux and modules
   BtfFunctions,       // the functions of vmlinux's and modules' BTF
   Binary,             // a file's symbols, untyped
+  UsdtNotes,          // a file's USDT probes (.note.stapsdt), typed by their notes
 };
 
 // What a program receives, and so how its arguments are read.

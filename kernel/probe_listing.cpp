@@ -10,6 +10,7 @@
 #include "kernel/elf_functions.h"
 #include "kernel/kernel_btf.h"
 #include "kernel/probe_resolver.h"
+#include "kernel/usdt_notes.h"
 
 namespace mt {
 
@@ -54,7 +55,41 @@ std::optional<ProbeName> uprobe_pattern(const std::string &pattern) {
 struct Listed {
   std::string text;  // e.g. tracepoint:io_uring:io_uring_complete
   ProbeName name;
+  std::vector<std::string> usdt_argument_types;  // -lv of a USDT probe
 };
+
+// usdt:PATH:GLOB (GLOB against PROVIDER:NAME, or against NAME alone when it
+// has no ':'): PATH's USDT probes that match.
+std::vector<Listed> usdt_probes(const std::string &pattern) {
+  size_t kind_end = pattern.find(':');
+  if (kind_end == std::string::npos)
+    return {};
+  const ProbeKindInfo *kind = nullptr;
+  for (const ProbeKindInfo &k : probe_kinds())
+    if (k.source == TargetSource::UsdtNotes &&
+        (pattern.compare(0, kind_end, k.name) == 0 ||
+         (k.alias[0] && pattern.compare(0, kind_end, k.alias[0]) == 0)))
+      kind = &k;
+  size_t path_end = pattern.find(':', kind_end + 1);
+  if (!kind || path_end == std::string::npos)
+    return {};
+  std::string path = pattern.substr(kind_end + 1, path_end - kind_end - 1);
+  std::string glob = pattern.substr(path_end + 1);
+  std::vector<Listed> out;
+  for (const auto &note : usdt_notes(path)) {
+    bool printable = std::all_of(note.provider.begin(), note.provider.end(),
+                                 [](unsigned char c) { return c > 32 && c < 127; }) &&
+                     std::all_of(note.name.begin(), note.name.end(),
+                                 [](unsigned char c) { return c > 32 && c < 127; });
+    std::string probe = note.provider + ":" + note.name;
+    if (!printable || !(glob_match(glob, probe) ||
+                        (glob.find(':') == std::string::npos && glob_match(glob, note.name))))
+      continue;
+    ProbeName name{kind->kind, note.provider, path, note.name, 0};
+    out.push_back({name.to_string(), std::move(name), note.argument_types()});
+  }
+  return out;
+}
 
 void print_signature(const KernelBtf &btf, const BtfSignature &signature, bool with_retval,
                      std::FILE *out) {
@@ -67,6 +102,9 @@ void print_signature(const KernelBtf &btf, const BtfSignature &signature, bool w
 // The arguments a script sees as args.NAME, one per line, like bpftrace -lv.
 void print_arguments(const ProbeName &name, KernelFacts &kernel, std::FILE *out) {
   TargetSource source = probe_kind(name.kind).source;
+  if (source != TargetSource::TracefsEvents && source != TargetSource::BtfRawTracepoints &&
+      source != TargetSource::BtfFunctions)
+    return;  // a file's probes: USDT's are printed as they are listed
   if (source == TargetSource::TracefsEvents) {
     auto format = kernel.tracepoint(name.category, name.target);
     if (!format)
@@ -131,6 +169,8 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
       if (glob_match(file->symbol, name.symbol))
         listed.push_back({name.to_string(), std::move(name)});
     }
+  for (auto &probe : usdt_probes(pattern))
+    listed.push_back(std::move(probe));
   for (const ProbeKindInfo &k : probe_kinds()) {
     if (k.listed == ListedFrom::Nothing || !match.may_match_kind(k.kind))
       continue;
@@ -188,6 +228,8 @@ size_t list_probes(const std::string &pattern, bool verbose, KernelFacts &kernel
                listed.end());
   for (const auto &probe : listed) {
     std::fprintf(out, "%s\n", probe.text.c_str());
+    for (size_t i = 0; verbose && i < probe.usdt_argument_types.size(); i++)
+      std::fprintf(out, "    %s arg%zu\n", probe.usdt_argument_types[i].c_str(), i);
     if (verbose)
       print_arguments(probe.name, kernel, out);
   }

@@ -72,6 +72,7 @@ std::string ProbeName::to_string() const {
     case TargetForm::CategoryEvent: return kind_text + ":" + category + ":" + target;
     case TargetForm::Name: return kind_text + ":" + target;
     case TargetForm::PathSymbol: return kind_text + ":" + target + ":" + symbol;
+    case TargetForm::PathProbe: return kind_text + ":" + target + ":" + category + ":" + symbol;
     case TargetForm::Period: return kind_text + ":ms:" + std::to_string(interval_ms);
   }
   return kind_text;
@@ -122,6 +123,20 @@ ProbeName parse_probe_name(const std::string &text) {
       name.symbol = text.substr(last + 1);
       break;
     }
+    case TargetForm::PathProbe: {
+      // The path may not contain ':'; the provider and name follow it.
+      size_t first = text.find(':');
+      size_t last = text.rfind(':');
+      size_t middle =
+          last == std::string::npos || last == 0 ? std::string::npos : text.rfind(':', last - 1);
+      if (middle == std::string::npos || middle <= first + 1 || last + 1 == text.size() ||
+          middle + 1 == last)
+        throw malformed("PATH:PROVIDER:NAME");
+      name.target = text.substr(first + 1, middle - first - 1);
+      name.category = text.substr(middle + 1, last - middle - 1);
+      name.symbol = text.substr(last + 1);
+      break;
+    }
     case TargetForm::Period: {
       need(3, "ms:N or interval:s:N");
       char *end = nullptr;
@@ -160,7 +175,7 @@ bool glob_match(const std::string &pattern, const std::string &text) {
 bool any_names_a_file(const std::vector<std::string> &names) {
   for (const auto &name : names) {
     try {
-      if (probe_kind(parse_probe_name(name).kind).source == TargetSource::Binary)
+      if (probe_kind(parse_probe_name(name).kind).user_memory)
         return true;
     } catch (const Error &) {
       return true;

@@ -11,9 +11,9 @@ namespace mt {
 
 struct ProbeName {
   ProbeKind kind;
-  std::string category;  // tracepoint category
-  std::string target;    // event, function, or uprobe binary path
-  std::string symbol;    // uprobe symbol
+  std::string category;  // tracepoint category; a USDT probe's provider
+  std::string target;    // event, function, or uprobe (USDT) binary path
+  std::string symbol;    // uprobe symbol; a USDT probe's name
   long interval_ms = 0;
 
   // Kernel-side probes get a BPF program; begin/end/interval run in Lua.

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "kernel/btf_trace_events.h"
+#include "kernel/usdt_notes.h"
 
 namespace mt {
 
@@ -164,6 +165,32 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
       }
       add(name);
       return found;
+    case TargetSource::UsdtNotes: {
+      std::vector<UsdtNote> notes;
+      try {
+        notes = usdt_notes(name.target);
+      } catch (const Error &e) {
+        found.why_none = e.what();
+        return found;
+      }
+      for (const auto &note : notes) {
+        if (!glob_match(name.category, note.provider) || !glob_match(name.symbol, note.name))
+          continue;
+        // A probe inlined in several places has a note for each: one probe.
+        if (std::any_of(out.begin(), out.end(), [&](const ResolvedProbe &p) {
+              return p.name.category == note.provider && p.name.symbol == note.name;
+            }))
+          continue;
+        ProbeName n = name;
+        n.category = note.provider;
+        n.symbol = note.name;
+        add(n);
+        out.back().usdt_argument_types = note.argument_types();
+      }
+      if (out.empty())
+        found.why_none = "no such USDT probe in " + name.target;
+      return found;
+    }
     case TargetSource::None: add(name); return found;
     case TargetSource::BtfRawTracepoints:
     case TargetSource::BtfFunctions: break;

@@ -20,6 +20,7 @@ struct ResolvedProbe {
   BtfSignature signature;             // kprobe/fentry/tp_btf/raw tracepoint arguments
   bool has_signature = false;
   const KernelBtf *btf = nullptr;  // the BTF the signature is in: vmlinux's or a module's
+  std::vector<std::string> usdt_argument_types;  // a USDT probe's, as C types ("__s32")
 };
 
 // Facts about the running kernel the resolver depends on; tests replace it.

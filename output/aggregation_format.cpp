@@ -114,6 +114,25 @@ std::string histogram_text(const AggregationDecl &d, const AggregationRow &row) 
   return out;
 }
 
+bool has_stack_key(const AggregationRow &row) {
+  return std::any_of(row.key.begin(), row.key.end(),
+                     [](const FieldValue &k) { return k.kind == FieldKind::Stack; });
+}
+
+// A row keyed by a stack, as bpftrace prints one: @name[
+//         frame
+//         ...
+// , comm]: value
+std::string stack_row_text(const AggregationDecl &d, const AggregationRow &row) {
+  std::string out = "@" + d.name + "[";
+  for (size_t i = 0; i < row.key.size(); i++)
+    out += (i ? ", " : "") + field_text(row.key[i]);
+  std::string values;
+  for (const auto &[header, text] : value_columns(d, row))
+    values += (values.empty() ? "" : ", ") + text;
+  return out + "]: " + values + "\n";
+}
+
 std::string key_section(const AggregationDecl &d, const AggregationRow &row) {
   std::string out;
   for (size_t i = 0; i < d.keys.size() && i < row.key.size(); i++) {
@@ -149,7 +168,48 @@ std::string text_fields(const std::vector<FieldValue> &values) {
   return out;
 }
 
+// Rows by value, smallest first, like bpftrace.
+std::vector<const AggregationRow *> sorted_rows(const AggregationSnapshot &snap) {
+  std::vector<const AggregationRow *> rows;
+  for (const auto &r : snap.rows)
+    rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [&](auto *a, auto *b) {
+    return sort_value(*snap.decl, *a) < sort_value(*snap.decl, *b);
+  });
+  return rows;
+}
+
+// A folded frame: its name without the offset, so that flame graphs merge
+// calls from anywhere in a function, and without ';', which separates frames.
+std::string folded_frame(std::string frame) {
+  size_t plus = frame.rfind('+');
+  if (plus != std::string::npos && plus + 1 < frame.size() &&
+      frame.find_first_not_of("0123456789", plus + 1) == std::string::npos)
+    frame.resize(plus);
+  std::replace(frame.begin(), frame.end(), ';', ':');
+  return frame;
+}
+
 }  // namespace
+
+std::string aggregation_folded(const AggregationSnapshot &snap) {
+  std::string out;
+  for (const auto *r : sorted_rows(snap)) {
+    std::string line;
+    for (const auto &k : r->key) {
+      if (k.kind != FieldKind::Stack) {
+        line += (line.empty() ? "" : ";") + folded_frame(field_text(k));
+        continue;
+      }
+      auto frames = stack_frames(k.s);
+      for (auto f = frames.rbegin(); f != frames.rend(); ++f)  // root first
+        line += (line.empty() ? "" : ";") + folded_frame(*f);
+    }
+    out += (line.empty() ? snap.decl->name : line) + " " +
+           std::to_string(sort_value(*snap.decl, *r)) + "\n";
+  }
+  return out;
+}
 
 std::vector<HistogramBucket> histogram_buckets(const AggregationDecl &d,
                                                const AggregationRow &row) {
@@ -214,11 +274,13 @@ std::string aggregation_text(const AggregationSnapshot &snap) {
       parts += (parts.empty() ? " " : ", ") + header + " " + text;
     return out + parts + "\n";
   }
-  std::vector<const AggregationRow *> rows;
-  for (const auto &r : snap.rows)
-    rows.push_back(&r);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](auto *a, auto *b) { return sort_value(d, *a) < sort_value(d, *b); });
+  std::vector<const AggregationRow *> rows = sorted_rows(snap);
+  if (!rows.empty() && has_stack_key(*rows[0])) {
+    out += "\n";
+    for (const auto *r : rows)
+      out += stack_row_text(d, *r);
+    return out;
+  }
   std::vector<std::vector<std::string>> cells(1);
   for (const auto &k : d.keys)
     cells[0].push_back(upper(k.name));

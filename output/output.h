@@ -34,6 +34,9 @@ class Output {
   // -f json: every output is one JSON object on its own line.
   void set_json(bool json) { json_ = json; }
   bool json() const { return json_; }
+  // -f folded: aggregations as folded stacks; everything else as text.
+  void set_folded(bool folded) { folded_ = folded; }
+  bool folded() const { return folded_; }
   // What a script prints: as is, or as {"type":"printf","data":TEXT}.
   void printed(const std::string &text);
   // Writes what is buffered; false once any write has failed.
@@ -55,6 +58,7 @@ class Output {
   uint64_t records_ = 0, reached_ = 0;
   int error_ = 0;
   bool json_ = false;
+  bool folded_ = false;
 };
 
 }  // namespace mt

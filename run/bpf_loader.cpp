@@ -318,7 +318,12 @@ void BpfProgram::attach(const LoadSettings &settings) {
     g_libbpf_log.clear();
     struct bpf_link *link;
     const ProbeKindInfo &kind = probe_kind(p.name.kind);
-    if (kind.user_memory) {
+    if (kind.source == TargetSource::UsdtNotes) {
+      // libbpf reads the notes, sets the semaphores and describes the
+      // arguments for mt_usdt_arg().
+      link = bpf_program__attach_usdt(prog, -1, p.name.target.c_str(), p.name.category.c_str(),
+                                      p.name.symbol.c_str(), nullptr);
+    } else if (kind.user_memory) {
       LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = kind.retval != ReturnValue::None,
                   .func_name = p.name.symbol.c_str());
       link = bpf_program__attach_uprobe_opts(prog, -1, p.name.target.c_str(), 0, &opts);

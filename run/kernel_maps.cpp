@@ -45,9 +45,23 @@ bool less(const FieldValue &a, const FieldValue &b) {
     case FieldKind::Signed: return a.i < b.i;
     case FieldKind::Float: return a.f < b.f;
     case FieldKind::String:
+    case FieldKind::Stack:
     case FieldKind::Bytes: return a.s < b.s;
     default: return a.u < b.u;
   }
+}
+
+// What makes rows one: the key's bytes, but a stack's frames in place of its
+// id, so that stacks cut to the same frames (kstack(3)) are one row.
+std::string row_group(const RecordLayout &layout, const std::vector<FieldValue> &decoded,
+                      const std::vector<char> &key) {
+  std::string group(key.begin(), key.end());
+  for (size_t i = 0; i < decoded.size(); i++)
+    if (decoded[i].kind == FieldKind::Stack) {
+      std::memset(group.data() + layout.fields[i].offset, 0, layout.fields[i].size);
+      group += '\0' + decoded[i].s;
+    }
+  return group;
 }
 
 bool key_less(const std::vector<FieldValue> &a, const std::vector<FieldValue> &b) {
@@ -110,11 +124,11 @@ AggregationSnapshot KernelMaps::aggregation(int id) const {
       std::memcpy(&slot, key.data(), 4);
       std::memset(key.data(), 0, 4);
     }
-    std::string group(key.begin(), key.end());
-    auto [it, fresh] = rows.try_emplace(group);
+    std::vector<FieldValue> decoded = decode_fields(m.key, key.data(), key.size());
+    auto [it, fresh] = rows.try_emplace(row_group(m.key, decoded, key));
     AggregationRow &row = it->second;
     if (fresh)
-      row.key = decode_fields(m.key, key.data(), key.size());
+      row.key = std::move(decoded);
     for (int cpu = 0; cpu < cpus_; cpu++) {
       const char *v = values.data() + cpu * stride;
       if (counter) {

@@ -8,11 +8,32 @@
 #include <cmath>
 #include <cstring>
 
+#include "bpf_headers/mt_abi.h"
+#include "common/hex_digits.h"
 #include "common/json_writer.h"
 
 namespace mt {
 
 namespace {
+
+StackText &stack_text() {
+  static StackText text;
+  return text;
+}
+
+// The stack map a type names, through its typedefs ("mt_stack_k127_t"), or "".
+std::string stack_map_of(const struct btf *btf, int id) {
+  for (const struct btf_type *t = btf__type_by_id(btf, id);
+       t && (btf_is_mod(t) || btf_is_typedef(t) || btf_is_type_tag(t));
+       t = btf__type_by_id(btf, id)) {
+    std::string name = btf_is_typedef(t) ? btf__name_by_offset(btf, t->name_off) : "";
+    if (name.rfind(MT_STACK_MAP_PREFIX, 0) == 0 && name.size() > 2 &&
+        name.compare(name.size() - 2, 2, "_t") == 0)
+      return name.substr(0, name.size() - 2);
+    id = t->type;
+  }
+  return "";
+}
 
 int skip_modifiers(const struct btf *btf, int id) {
   for (const struct btf_type *t = btf__type_by_id(btf, id);
@@ -30,7 +51,10 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
   f.size = size > 0 ? static_cast<uint32_t>(size) : 0;
   if (!t)
     return f;
-  if (btf_is_int(t)) {
+  f.stack_map = stack_map_of(btf, type_id);
+  if (!f.stack_map.empty() && f.size == 8) {
+    f.kind = FieldKind::Stack;
+  } else if (btf_is_int(t)) {
     uint8_t enc = btf_int_encoding(t);
     f.kind = enc & BTF_INT_BOOL     ? FieldKind::Bool
              : enc & BTF_INT_SIGNED ? FieldKind::Signed
@@ -83,17 +107,32 @@ double load_float(const unsigned char *p, uint32_t size) {
   return d;
 }
 
-std::string hex_bytes(const unsigned char *p, uint32_t size) {
-  std::string out;
-  char buf[3];
-  for (uint32_t i = 0; i < size; i++) {
-    std::snprintf(buf, sizeof(buf), "%02x", p[i]);
-    out += buf;
-  }
-  return out;
+}  // namespace
+
+void set_stack_text(StackText text) {
+  stack_text() = std::move(text);
 }
 
-}  // namespace
+std::string show_stack(const std::string &map, uint64_t value) {
+  return stack_text() ? stack_text()(map, value)
+                      : "\n        [stack " + std::to_string(value) + "]\n";
+}
+
+std::vector<std::string> stack_frames(const std::string &text) {
+  std::vector<std::string> frames;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string line = text.substr(at, end - at);
+    size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos)
+      frames.push_back(line.substr(first));
+    at = end + 1;
+  }
+  return frames;
+}
 
 std::optional<RecordLayout> layout_from_btf(const struct btf *btf, const std::string &struct_name) {
   int id = btf__find_by_name_kind(btf, struct_name.c_str(), BTF_KIND_STRUCT);
@@ -138,6 +177,10 @@ std::vector<FieldValue> decode_fields(const RecordLayout &layout, const void *da
         case FieldKind::Float: v.f = load_float(p, f.size); break;
         case FieldKind::String: v.s = load_string(p, f.size); break;
         case FieldKind::Bytes: v.s.assign(reinterpret_cast<const char *>(p), f.size); break;
+        case FieldKind::Stack:
+          v.u = load_unsigned(p, f.size);
+          v.s = show_stack(f.stack_map, v.u);
+          break;
       }
     }
     values.push_back(std::move(v));
@@ -151,6 +194,7 @@ void encode_field(const RecordField &field, const FieldValue &value, void *data)
     case FieldKind::Signed:
     case FieldKind::Unsigned:
     case FieldKind::Pointer:
+    case FieldKind::Stack:
     case FieldKind::Bool: {
       uint64_t v = value.kind == FieldKind::Signed ? static_cast<uint64_t>(value.i) : value.u;
       std::memcpy(p, &v, field.size < 8 ? field.size : 8);
@@ -183,9 +227,9 @@ std::string field_text(const FieldValue &v) {
     case FieldKind::Pointer: std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v.u); break;
     case FieldKind::Bool: return v.u ? "true" : "false";
     case FieldKind::Float: std::snprintf(buf, sizeof(buf), "%g", v.f); break;
-    case FieldKind::String: return v.s;
-    case FieldKind::Bytes:
-      return hex_bytes(reinterpret_cast<const unsigned char *>(v.s.data()), v.s.size());
+    case FieldKind::String:
+    case FieldKind::Stack: return v.s;
+    case FieldKind::Bytes: return hex_digits(v.s.data(), v.s.size());
   }
   return buf;
 }
@@ -193,6 +237,7 @@ std::string field_text(const FieldValue &v) {
 std::string field_json(const FieldValue &v) {
   switch (v.kind) {
     case FieldKind::String:
+    case FieldKind::Stack:
     case FieldKind::Bytes:
     case FieldKind::Pointer: return json_string(field_text(v));
     case FieldKind::Float: return std::isfinite(v.f) ? field_text(v) : "null";

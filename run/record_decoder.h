@@ -2,6 +2,7 @@
 // object's BTF, so the decoder always matches what Clang laid out.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,13 +11,15 @@ struct btf;
 
 namespace mt {
 
-enum class FieldKind { Signed, Unsigned, Bool, String, Pointer, Float, Bytes };
+// Stack: a kstack or ustack, shown as its frames (see set_stack_text).
+enum class FieldKind { Signed, Unsigned, Bool, String, Pointer, Float, Bytes, Stack };
 
 struct RecordField {
   std::string name;
   uint32_t offset = 0;
   uint32_t size = 0;
   FieldKind kind = FieldKind::Bytes;
+  std::string stack_map;  // Stack: the map holding its frames ("mt_stack_k127")
 };
 
 struct RecordLayout {
@@ -31,8 +34,17 @@ struct FieldValue {
   int64_t i = 0;   // Signed
   uint64_t u = 0;  // Unsigned, Pointer, Bool
   double f = 0;    // Float
-  std::string s;   // String, Bytes
+  std::string s;   // String, Bytes; Stack: its frames as text (u holds its value)
 };
+
+// A stack's frames, one per line, as bpftrace prints them: each line
+// indented and ended, after a first empty one. Installed by the run
+// (run/stack_resolver.h); without one, a stack is shown by its value.
+using StackText = std::function<std::string(const std::string &map, uint64_t value)>;
+void set_stack_text(StackText text);
+std::string show_stack(const std::string &map, uint64_t value);
+// A stack's text split into its frames (root last, as captured).
+std::vector<std::string> stack_frames(const std::string &text);
 
 // The layout of `struct NAME` in `btf`; nullopt if absent.
 std::optional<RecordLayout> layout_from_btf(const struct btf *btf, const std::string &struct_name);

@@ -1,8 +1,11 @@
 // probe(), map{}, count{}..., latency{}, param{}, fxt{}: what builds the Declaration.
 // Over 500 lines: every declaring function reads its own table spec; they share the readers here.
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <tuple>
 
+#include "bpf_headers/mt_abi.h"
 #include "codegen/c_generator.h"
 #include "common/c_tokens.h"
 #include "script/lua_api.h"
@@ -76,6 +79,26 @@ bool parse_string_capture(const std::string &text, std::string &inner, int &size
   return true;
 }
 
+// "kstack", "ustack", "kstack(8)": a stack of the current task, kernel or
+// user, to a depth (frames kept). nullopt: not a stack.
+std::optional<std::pair<StackKind, int>> parse_stack_capture(const std::string &text) {
+  std::string t = trim(text);
+  std::string call = t.substr(0, 6);
+  if (call != "kstack" && call != "ustack")
+    return std::nullopt;
+  StackKind kind = call == "kstack" ? StackKind::Kernel : StackKind::User;
+  std::string rest = trim(t.substr(6));
+  if (rest.empty())
+    return std::make_pair(kind, MT_STACK_DEFAULT_DEPTH);
+  if (rest.front() != '(' || rest.back() != ')')
+    return std::nullopt;
+  std::string depth = trim(rest.substr(1, rest.size() - 2));
+  if (depth.empty() || depth.size() > 4 ||
+      depth.find_first_not_of("0123456789") != std::string::npos)
+    return std::make_pair(kind, 0);  // refused by the caller, naming the range
+  return std::make_pair(kind, std::atoi(depth.c_str()));
+}
+
 }  // namespace
 
 struct LuaDeclarationBuilders : LuaApi {
@@ -89,7 +112,13 @@ struct LuaDeclarationBuilders : LuaApi {
     Capture c;
     c.name = name;
     std::string inner;
-    if (parse_string_capture(text, inner, c.string_size, c.string_memory)) {
+    if (auto stack = parse_stack_capture(text)) {
+      std::tie(c.stack, c.stack_depth) = *stack;
+      if (c.stack_depth < 1 || c.stack_depth > MT_STACK_MAX_DEPTH)
+        luaL_error(L, "capture '%s': a stack's depth must be 1..%d", name.c_str(),
+                   MT_STACK_MAX_DEPTH);
+      c.expr = expression(L, trim(text), where);
+    } else if (parse_string_capture(text, inner, c.string_size, c.string_memory)) {
       c.is_string = true;
       if (c.string_size <= 0 || c.string_size > 4096)
         luaL_error(L, "capture '%s': string size must be 1..4096", name.c_str());
@@ -109,6 +138,8 @@ struct LuaDeclarationBuilders : LuaApi {
     t = lua_absindex(L, t);
     auto unnamed = [&](const std::string &text) {
       std::string name = text.rfind("args.", 0) == 0 ? text.substr(5) : text;
+      if (parse_stack_capture(text))
+        name = trim(text).substr(0, 6);  // kstack(8) is named kstack
       add_capture(L, captures, name, text, where);
     };
     if (lua_type(L, t) == LUA_TSTRING) {

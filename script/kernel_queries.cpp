@@ -36,6 +36,9 @@ const KernelAnswers::Answer &LuaApi::probe_choice(lua_State *L,
         else if (rp.has_signature)
           for (const auto &p : rp.signature.params)
             answer.push_back(p.name);
+        else if (probe_kind(rp.name.kind).source == TargetSource::UsdtNotes)
+          for (size_t i = 0; i < rp.usdt_argument_types.size(); i++)
+            answer.push_back("arg" + std::to_string(i));
         else if (probe_kind(rp.name.kind).user_memory)
           for (int i = 0; i < 6; i++)
             answer.push_back("arg" + std::to_string(i));

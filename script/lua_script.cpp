@@ -193,7 +193,9 @@ void LuaScript::throw_lua_error(const std::string &message) {
 
 void LuaScript::print_aggregation(int id) {
   AggregationSnapshot snap = maps_->aggregation(id);
-  output_.write(output_.json() ? aggregation_json(snap) + "\n" : aggregation_text(snap));
+  output_.write(output_.json()     ? aggregation_json(snap) + "\n"
+                : output_.folded() ? aggregation_folded(snap)
+                                   : aggregation_text(snap));
 }
 
 void LuaScript::print_map(int index) {

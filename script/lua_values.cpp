@@ -13,6 +13,7 @@ void push_field_value(lua_State *L, const FieldValue &v) {
     case FieldKind::Bool: lua_pushboolean(L, v.u != 0); break;
     case FieldKind::Float: lua_pushnumber(L, v.f); break;
     case FieldKind::String:
+    case FieldKind::Stack:
     case FieldKind::Bytes: lua_pushlstring(L, v.s.data(), v.s.size()); break;
   }
 }

@@ -160,6 +160,7 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
       for (const auto &a : d.args)
         if (auto f = find(layout.fields, a)) {
           Plan::Arg arg{arg_op(*f), f->offset, f->size, f->kind, writer_->pin(f->name)};
+          arg.stack_map = f->stack_map;
           if (auto named = d.value_names.find(a); named != d.value_names.end()) {
             for (const auto &value : named->second)
               arg.value_names.push_back(value.empty() ? FxtRef{} : writer_->pin(value));
@@ -335,6 +336,13 @@ void FxtSink::other_arg(const Plan::Arg &a, const unsigned char *at) {
   if (a.kind == FieldKind::String) {
     const char *s = reinterpret_cast<const char *>(at);
     w.arg_string(args_, a.name, std::string_view(s, strnlen(s, a.size)));
+    return;
+  }
+  if (a.kind == FieldKind::Stack) {  // its frames, a line each, leaf first
+    std::string frames;
+    for (const auto &f : stack_frames(show_stack(a.stack_map, load(at, a.size))))
+      frames += (frames.empty() ? "" : "\n") + f;
+    w.arg_string(args_, a.name, frames);
     return;
   }
   uint64_t v = load(at, a.size);

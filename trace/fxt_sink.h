@@ -108,6 +108,7 @@ class FxtSink {
       FieldKind kind;
       FxtRef name;
       std::vector<FxtRef> value_names{};  // pinned names of its values (id 0: none)
+      std::string stack_map{};            // a stack's map (FieldKind::Stack)
     };
     std::vector<Arg> args{};
   };

@@ -148,6 +148,8 @@ TEST(DeclarationFingerprint, EveryFieldCounts) {
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].c_type = "u32"; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].is_string = true; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].string_size = 16; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].stack = StackKind::User; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].stack_depth = 5; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].draws[0].when = "w"; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].draws[0].value_names["op"] = {"nop"}; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].has_handler = true; }));

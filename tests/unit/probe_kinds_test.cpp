@@ -23,6 +23,7 @@ std::string target_of_form(TargetForm form) {
     case TargetForm::CategoryEvent: return ":sched:sched_switch";
     case TargetForm::Name: return ":vfs_read";
     case TargetForm::PathSymbol: return ":/bin/true:main";
+    case TargetForm::PathProbe: return ":/bin/true:provider:name";
     case TargetForm::Period: return ":ms:10";
   }
   return "";
@@ -55,7 +56,9 @@ TEST(ProbeKinds, EachRowsTraitsFitTogether) {
     // What the target names is where it is found.
     EXPECT_EQ(k.target == TargetForm::CategoryEvent, k.source == TargetSource::TracefsEvents);
     EXPECT_EQ(k.target == TargetForm::PathSymbol, k.source == TargetSource::Binary);
-    EXPECT_EQ(k.user_memory, k.source == TargetSource::Binary);
+    EXPECT_EQ(k.target == TargetForm::PathProbe, k.source == TargetSource::UsdtNotes);
+    EXPECT_EQ(k.user_memory,
+              k.source == TargetSource::Binary || k.source == TargetSource::UsdtNotes);
     // A tracefs record is the context of tracefs events only; fexit's
     // return value follows the arguments of an argument array.
     EXPECT_EQ(k.context == ProgramContext::TracepointRecord,
@@ -81,7 +84,7 @@ TEST(ProbeKinds, AnUnknownKindListsEveryKind) {
     error = e.what();
   }
   EXPECT_NE(error.find("(expected tracepoint, tp_btf, rawtracepoint, kprobe, kretprobe, fentry, "
-                       "fexit, uprobe, uretprobe, interval, begin or end)"),
+                       "fexit, uprobe, uretprobe, usdt, interval, begin or end)"),
             std::string::npos)
       << error;
 }

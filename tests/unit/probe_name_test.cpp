@@ -27,6 +27,12 @@ TEST(ProbeName, ParsesEveryKind) {
   EXPECT_EQ(u.target, "/usr/lib/libc.so.6");
   EXPECT_EQ(u.symbol, "malloc");
   EXPECT_EQ(parse_probe_name("interval:s:2").interval_ms, 2000);
+  auto usdt = parse_probe_name("usdt:/usr/bin/python3:python:function__entry");
+  EXPECT_EQ(usdt.kind, ProbeKind::Usdt);
+  EXPECT_EQ(usdt.target, "/usr/bin/python3");
+  EXPECT_EQ(usdt.category, "python");
+  EXPECT_EQ(usdt.symbol, "function__entry");
+  EXPECT_EQ(usdt.to_string(), "usdt:/usr/bin/python3:python:function__entry");
 }
 
 TEST(ProbeName, RejectsMalformedNames) {
@@ -40,6 +46,9 @@ TEST(ProbeName, RejectsMalformedNames) {
   EXPECT_THROW(parse_probe_name("bogus:x"), Error);
   EXPECT_THROW(parse_probe_name("interval:ms:0"), Error);
   EXPECT_THROW(parse_probe_name("uprobe:/bin/sh"), Error);
+  for (const char *usdt :
+       {"usdt:/bin/sh:name", "usdt:/bin/sh::name", "usdt:/bin/sh:p:", "usdt::p:n"})
+    EXPECT_THROW(parse_probe_name(usdt), Error) << usdt;
 }
 
 TEST(ProbeName, GlobMatches) {

@@ -61,7 +61,8 @@ struct Fixture {
     gp.probe_name = "tracepoint:syscalls:sys_enter_getppid";
     generated.probes.push_back(gp);
     // Where the generated C puts it (program() does the same).
-    generated.source = "SEC(\"tracepoint/syscalls/sys_enter_getppid\")\nint mt_probe_0(void *ctx) {}";
+    generated.source =
+        "SEC(\"tracepoint/syscalls/sys_enter_getppid\")\nint mt_probe_0(void *ctx) {}";
   }
 };
 

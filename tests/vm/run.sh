@@ -88,7 +88,7 @@ t0=$(date +%s%N)
 "$qemu" -machine q35 -accel tcg,thread=multi -cpu max -smp "$(nproc)" -m "$mem" \
   -nodefaults -no-user-config -display none -no-reboot \
   -kernel "$cache/vmlinux" -initrd "$cache/initramfs" \
-  -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off tsc=reliable" \
+  -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=5 mitigations=off tsc=reliable" \
   -serial "file:$xdir/console.log" \
   -virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$xdir,mount_tag=mtvm,security_model=none,multidevs=remap" \

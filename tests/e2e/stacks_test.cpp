@@ -1,0 +1,144 @@
+// kstack and ustack (issue 19, point 1) on call_chain, whose stacks are
+// known: named in events, aggregations (text, JSON, folded) and drawings,
+// also once the program has exited.
+#include "tests/e2e/json_lines.h"
+#include "tests/fxt_validator.h"
+#include "trace/fxt_reader.h"
+
+namespace e2e {
+namespace {
+
+class E2eStacks : public BpfTest {};
+
+// Only call_chain's system calls.
+const char *kProbe =
+    R"(probe("tracepoint:syscalls:sys_enter_getppid", { filter = "comm[0] == 'c' && comm[1] == 'a' && comm[2] == 'l' && comm[3] == 'l'", )";
+
+// What call_chain's user stack is, from the system call out: chain_syscall
+// is inlined into chain_inner (only DWARF names it).
+const std::vector<std::string> kChain = {"chain_syscall", "chain_inner", "chain_middle",
+                                         "chain_outer", "main"};
+
+// The functions of frames written one after the other, offsets left out.
+std::vector<std::string> functions(const std::string &frames, char separator) {
+  std::vector<std::string> out;
+  std::stringstream in(frames);
+  for (std::string f; std::getline(in, f, separator);) {
+    f.erase(0, f.find_first_not_of(' '));
+    if (f.empty())
+      continue;
+    out.push_back(f.substr(0, f.rfind('+') == std::string::npos ? f.size() : f.rfind('+')));
+  }
+  return out;
+}
+
+bool starts_with_chain(const std::vector<std::string> &functions) {
+  return functions.size() > kChain.size() &&
+         std::equal(kChain.begin(), kChain.end(), functions.begin());
+}
+
+TEST_F(E2eStacks, EventsCarryTheirKernelAndUserStacksNamed) {
+  TempDir tmp;
+  tmp.write("t.lua", std::string(kProbe) + R"(capture = { "kstack", "ustack" } }, function(ev)
+      print("user:" .. ev.ustack:gsub("\n", ";"))
+      print("kernel:" .. ev.kstack:gsub("\n", ";"))
+    end))");
+  Result r = run(mt({"-c", workload("call_chain") + " 3", tmp.file("t.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  int users = 0, kernels = 0;
+  for (const auto &line : lines(r.out)) {
+    if (line.starts_with("user:")) {
+      users++;
+      EXPECT_TRUE(starts_with_chain(functions(line.substr(5), ';'))) << line;
+    } else if (line.starts_with("kernel:")) {
+      kernels++;
+      auto frames = functions(line.substr(7), ';');
+      // Named from kallsyms, the system call's entry among them; no frame
+      // of the BPF program that took it.
+      EXPECT_TRUE(std::any_of(frames.begin(), frames.end(), [](auto &f) {
+        return contains(f, "syscall");
+      })) << line;
+      for (const auto &f : frames)
+        EXPECT_FALSE(f.starts_with("0x") || f.starts_with("bpf_prog_")) << line;
+    }
+  }
+  EXPECT_EQ(users, 3) << r;
+  EXPECT_EQ(kernels, 3) << r;
+}
+
+TEST_F(E2eStacks, AggregationsByStackAreNamedAfterTheProgramExited) {
+  TempDir tmp;
+  tmp.write("t.lua",
+            "local calls = count{ name = \"calls\", by = { \"ustack\", \"kstack(2)\" } }\n" +
+                std::string(kProbe) + "aggregate = calls })\n");
+  // Printed at the end, when call_chain is gone: its binary is found by
+  // build id (the -c command's), the C library's by the processes that
+  // map it.
+  Result folded = run(mt({"-f", "folded", "-c", workload("call_chain") + " 5", tmp.file("t.lua")}));
+  ASSERT_EQ(folded.exit_code, 0) << folded;
+  auto rows = lines(folded.out);
+  ASSERT_EQ(rows.size(), 1u) << folded;
+  // Root first; the kernel's two frames after the user's; the count.
+  ASSERT_TRUE(rows[0].ends_with(" 5")) << rows[0];
+  auto frames = functions(rows[0].substr(0, rows[0].size() - 2), ';');
+  ASSERT_EQ(frames.size(), kChain.size() + 3) << rows[0];  // + __libc_start_call_main
+  std::vector<std::string> user(frames.begin() + 1, frames.end() - 2);
+  EXPECT_TRUE(std::equal(kChain.rbegin(), kChain.rend(), user.begin())) << rows[0];
+
+  Result text = run(mt({"-c", workload("call_chain") + " 5", tmp.file("t.lua")}));
+  ASSERT_EQ(text.exit_code, 0) << text;
+  EXPECT_TRUE(contains(text.out, "@calls[\n        chain_syscall\n        chain_inner+")) << text;
+  EXPECT_TRUE(contains(text.out, "]: 5\n")) << text;
+
+  Result json = run(mt({"-f", "json", "-c", workload("call_chain") + " 5", tmp.file("t.lua")}));
+  ASSERT_EQ(json.exit_code, 0) << json;
+  auto data = data_of_type(json_lines(json.out), "map");
+  ASSERT_EQ(data["rows"].size(), 1u) << json;
+  EXPECT_TRUE(starts_with_chain(functions(data["rows"][0]["ustack"].get<std::string>(), '\n')))
+      << json;
+  EXPECT_EQ(data["rows"][0]["value"], 5) << json;
+}
+
+TEST_F(E2eStacks, AProgramNotStartedByMoontraceIsNamedToo) {
+  TempDir tmp;
+  tmp.write("t.lua", "local calls = count{ name = \"calls\", by = { \"ustack\" } }\n" +
+                         std::string(kProbe) + "aggregate = calls })\n");
+  Process tracer(mt({"-f", "folded", tmp.file("t.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
+  // Long enough for the run to read its mappings when its first stack
+  // arrives (a program that exits at once is named only where another
+  // process maps its binary, or its debug file is installed).
+  ASSERT_EQ(run({{workload("call_chain"), "300000"}}, 60s).exit_code, 0);
+  tracer.signal(SIGINT);
+  Result r = tracer.wait();
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "main;chain_outer;chain_middle;chain_inner;chain_syscall 300000"))
+      << r;
+}
+
+TEST_F(E2eStacks, DrawnStacksAreArgumentsPerfettoShows) {
+  TempDir tmp;
+  tmp.write(
+      "t.lua",
+      "fxt{ file = \"t.fxt\" }\n" + std::string(kProbe) +
+          R"lua(draw = { kind = "instant", name = "getppid", args = { "ustack", "kstack(3)" } } })
+)lua");
+  Result r =
+      run(mt({"-o", tmp.file("t.fxt"), "-c", workload("call_chain") + " 2", tmp.file("t.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(mt::testing::perfetto_problems_in_file(tmp.file("t.fxt")), std::vector<std::string>{});
+  int drawn = 0;
+  for (const auto &record : mt::read_fxt(read_file(tmp.file("t.fxt")))) {
+    if (record.type != 4 || record.name != "getppid")
+      continue;
+    drawn++;
+    std::string text = mt::fxt_record_text(record);
+    EXPECT_TRUE(contains(text, "ustack=\"chain_syscall\\nchain_inner+")) << text;
+    EXPECT_TRUE(contains(text, "chain_middle+")) << text;
+    EXPECT_TRUE(contains(text, "kstack=\"")) << text;
+  }
+  EXPECT_EQ(drawn, 2) << r;
+}
+
+}  // namespace
+}  // namespace e2e
