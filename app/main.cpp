@@ -1,6 +1,12 @@
-// Program entry point: hands the command line to run_moontrace().
+// Program entry point: hands the command line to run_moontrace(), or runs
+// as the symbolizing child a run started (run/symbolizer_process.h).
+#include <cstring>
+
 #include "app/session.h"
+#include "run/symbolizer_process.h"
 
 int main(int argc, char **argv) {
+  if (argc == 2 && std::strcmp(argv[1], mt::kSymbolizerChildArgument) == 0)
+    mt::serve_symbolizer_child();
   return mt::run_moontrace(argc, argv);
 }

@@ -58,12 +58,21 @@ struct mt_staged_since {
 #define MT_STACK_MAP_PREFIX "mt_stack_"
 #define MT_STACK_MAX_DEPTH 127 /* the kernel's perf_event_max_stack default */
 #define MT_STACK_DEFAULT_DEPTH 127
-#define MT_STACK_MAP_ENTRIES 4096
+/* Entries of a stack map: as many as about 16 MiB of kernel memory holds,
+ * 4,096 to 65,536. A new stack whose hash finds its slot taken by another
+ * is not kept (the capture shows "[no stack]"). */
+#define MT_STACK_MAP_BYTES (16u << 20)
+#define MT_STACK_MAP_MIN_ENTRIES 4096u
+#define MT_STACK_MAP_MAX_ENTRIES 65536u
 #define MT_STACK_BUILD_ID_FRAME_BYTES 32 /* sizeof(struct bpf_stack_build_id) */
 /* Kernel stacks keep this many frames more than asked for (up to the
  * most): a raw tracepoint's or fentry's begins in the BPF program and the
  * code that ran it, which the engine leaves out. */
 #define MT_STACK_KERNEL_EXTRA_FRAMES 4
+
+/* cgroup_path: a cgroup id (bpf_get_current_cgroup_id()) of this type,
+ * which the engine shows as the cgroup's path. */
+#define MT_CGROUP_PATH_TYPE mt_cgroup_path_t
 
 /* A string parameter's buffer in the params struct, its NUL included. */
 #define MT_PARAM_STRING_BYTES 64

@@ -222,6 +222,8 @@ int MT_FLUSH_STAGE(void *ctx) {
   return mt_flush_level(0) & mt_flush_level(1);
 }
 
+typedef __u64 MT_CGROUP_PATH_TYPE;
+
 /* Copies a kernel string of at most sizeof(dst) bytes. */
 #define mt_read_str(dst, src) bpf_probe_read_kernel_str(&(dst), sizeof(dst), (src))
 #define mt_read_user_str(dst, src) bpf_probe_read_user_str(&(dst), sizeof(dst), (src))

@@ -48,6 +48,18 @@ const Builtin kBuiltins[] = {
      "sizeof(comm));"},
 };
 
+// A comment line of generated C holding names a script or a binary gave
+// (paths, probe and map names): it cannot end early or span lines, so
+// what they hold never becomes C.
+std::string comment(std::string text) {
+  for (size_t at = 0; (at = text.find("*/", at)) != std::string::npos;)
+    text.replace(at, 2, "* /");
+  for (char &c : text)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return "/* " + text + " */\n";
+}
+
 // Whether a probe draws a point of a flow (of a given kind, or any).
 bool draws_flow(const ProbeDecl &p, bool begins_count = true) {
   return std::any_of(p.draws.begin(), p.draws.end(), [&](const DrawDecl &d) {
@@ -221,8 +233,8 @@ class ProbeWriter {
     bool reads_user = kind.user_memory;
     bool record_context = kind.context == ProgramContext::TracepointRecord;
 
-    out_ << "\n/* " + gp.probe_name + " (" + decl.where.file + ":" +
-                std::to_string(decl.where.line) + ") */\n";
+    out_ << "\n" + comment(gp.probe_name + " (" + decl.where.file + ":" +
+                           std::to_string(decl.where.line) + ")");
     // Arguments: a struct named after the probe; `args` names it both in
     // the function and, for typeof() of captures, at file scope.
     std::string args_struct = "struct mt_args_" + n;
@@ -482,8 +494,8 @@ class ProbeWriter {
   void write_shared(std::vector<GeneratedProbe> &probes, const std::vector<size_t> &shared,
                     const ResolvedProbe &rp) {
     std::string name = "mt_shared_" + std::to_string(shared[0]);
-    out_ << "\n/* " + rp.name.to_string() + ": " + std::to_string(shared.size()) +
-                " probes in declaration order */\n";
+    out_ << "\n" + comment(rp.name.to_string() + ": " + std::to_string(shared.size()) +
+                           " probes in declaration order");
     out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
     out_ << "  bool __target = mt_is_target();\n";
     for (size_t i : shared) {
@@ -561,7 +573,7 @@ class ProbeWriter {
 
   void write_latency_map(const LatencyDecl &lat, const ResolvedProbe &rp) {
     std::string name = latency_map_name(lat.id);
-    out_ << "/* latency pair '" + lat.name + "': start times by key */\n";
+    out_ << comment("latency pair '" + lat.name + "': start times by key");
     write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
     // The start time first (mt_latency_start sets it), then what is carried.
     write_struct(name + "_val", rp, lat.carry, "  __u64 __start_ns;\n");
@@ -572,7 +584,7 @@ class ProbeWriter {
 
   void write_aggregation_map(const AggregationDecl &agg, const ResolvedProbe &rp) {
     std::string name = aggregation_map_name(agg.id);
-    out_ << "/* " + std::string(agg_kind_name(agg.kind)) + " '" + agg.name + "' */\n";
+    out_ << comment(std::string(agg_kind_name(agg.kind)) + " '" + agg.name + "'");
     std::string header = is_histogram(agg.kind) ? "  __u32 __slot;\n"
                          : agg.keys.empty()     ? "  __u32 __none;\n"
                                                 : "";
@@ -649,10 +661,23 @@ class ProbeWriter {
                    (reads_user ||
                     (rp.name.kind == ProbeKind::Tracepoint && rp.name.category == "syscalls" &&
                      field && field->type.find('*') != std::string::npos)));
-      out_ << std::string("  ") + (user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str") +
-                  "(" + dst + ", sizeof(" + dst + "), (const void *)(";
+      out_ << "  {\n  const void *__str = (const void *)(";
       out_.expression(c.expr);
-      out_ << "));\n";
+      out_ << ");\n";
+      if (user) {
+        out_ << "  bpf_probe_read_user_str(" + dst + ", sizeof(" + dst + "), __str);\n";
+      } else {
+        out_ << "  long __n = bpf_probe_read_kernel_str(" + dst + ", sizeof(" + dst +
+                    "), __str);\n";
+        // str() of a pointer the kernel got from a program (a kprobe's
+        // `const char __user *`): the kernel's read refuses a user address,
+        // so it is read from the program's memory instead of giving "".
+        if (c.string_memory == StringMemory::Guess)
+          out_ << "  if (__n < 0)\n    bpf_probe_read_user_str(" + dst + ", sizeof(" + dst +
+                      "), __str);\n";
+        out_ << "  (void)__n;\n";
+      }
+      out_ << "  }\n";
     } else if (field && field->array_len > 0 && prefix != "__r->" &&
                field->type.find("char") != std::string::npos) {
       // A name in a key (args.comm, args.rwbs): up to its NUL only, into the
@@ -712,9 +737,13 @@ bool write_stack_maps(const Declaration &decl, size_t slot, Emitter &out) {
       int depth = user ? c.stack_depth
                        : std::min(MT_STACK_MAX_DEPTH, c.stack_depth + MT_STACK_KERNEL_EXTRA_FRAMES);
       out << std::string("typedef ") + (user ? "__u64 " : "__s64 ") + stack_map_name(c) + "_t;\n";
+      // Hash slots, a power of two (the kernel rounds up to one).
+      uint32_t entries = MT_STACK_MAP_MIN_ENTRIES;
+      while (entries < MT_STACK_MAP_MAX_ENTRIES &&
+             uint64_t{entries} * 2 * static_cast<uint32_t>(depth * frame) <= MT_STACK_MAP_BYTES)
+        entries *= 2;
       out << "struct {\n  __uint(type, BPF_MAP_TYPE_STACK_TRACE);\n  __uint(max_entries, " +
-                 std::to_string(MT_STACK_MAP_ENTRIES) +
-                 ");\n  __uint(key_size, 4);\n  __uint(value_size, " +
+                 std::to_string(entries) + ");\n  __uint(key_size, 4);\n  __uint(value_size, " +
                  std::to_string(depth * frame) + ");\n" +
                  (user ? "  __uint(map_flags, BPF_F_STACK_BUILD_ID);\n" : "") + "} " +
                  stack_map_name(c) + " SEC(\".maps\");\n";
@@ -733,7 +762,7 @@ bool write_stack_maps(const Declaration &decl, size_t slot, Emitter &out) {
     return false;
   std::string n = std::to_string(slot);
   out << "/* Processes whose user stacks were sent (LRU: one that is gone makes room). */\n";
-  out << map_definition("mt_stack_processes", "BPF_MAP_TYPE_LRU_HASH", MT_STACK_MAP_ENTRIES,
+  out << map_definition("mt_stack_processes", "BPF_MAP_TYPE_LRU_HASH", MT_STACK_MAP_MIN_ENTRIES,
                         "__u32", "__u8");
   out << "static __always_inline void mt_announce_process(void) {\n";
   out << "  __u64 task = bpf_get_current_pid_tgid();\n  __u32 pid = task >> 32;\n";
@@ -776,7 +805,8 @@ void write_script_map(const MapDecl &m, Emitter &out) {
     write_struct("_key", m.key_fields, " __attribute__((packed))");
   if (!m.value_fields.empty())
     write_struct("_val", m.value_fields, "");
-  out << "/* map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) + ") */\n";
+  out << comment("map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) +
+                 ")");
   out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
              ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n  __type(key, ";
   if (m.key_fields.empty())
@@ -932,7 +962,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   Emitter stack_maps;  // written first: user stacks take a record slot
   program.announces_processes = write_stack_maps(*in.decl, program.thread_name_slot(), stack_maps);
   Emitter head(1, &program.built_expressions);
-  head << "/* Generated by moontrace " MT_VERSION " from " + in.decl->script_path + " */\n";
+  head << comment("Generated by moontrace " MT_VERSION " from " + in.decl->script_path);
   head << "#define MT_NUM_PROBES " + std::to_string(std::max<size_t>(1, program.record_slots())) +
               "\n";
   const Declaration &decl = *in.decl;

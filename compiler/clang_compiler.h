@@ -42,11 +42,15 @@ struct CompileOptions {
 // there is none, or when the back end gives up.
 CompileResult compile_bpf(const std::string &source, const CompileOptions &options);
 
-// Per address in the ELF file at `path` (in the file's own address space),
-// the functions holding it, innermost first ("name+offset"), by LLVM's
-// symbolizer in the compiler library: loaded on the first call, which
-// throws mt::Error when there is none.
-std::vector<std::vector<std::string>> symbolize_code(const std::string &path,
+// Loads the compiler library now; throws mt::Error when there is none.
+void load_compiler_library();
+
+// Per address of the ELF file open at `fd` (in the file's own address
+// space; `key`, its build id, keeps it for later calls), the functions
+// holding it, innermost first ("name+offset"), by LLVM's symbolizer in the
+// compiler library: loaded on the first call, which throws mt::Error when
+// there is none. Runs in run/symbolizer_process.h's child, never as root.
+std::vector<std::vector<std::string>> symbolize_code(int fd, const std::string &key,
                                                      const std::vector<uint64_t> &addresses);
 
 // Whether this process has loaded the compiler library (and so LLVM).

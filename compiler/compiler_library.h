@@ -9,21 +9,22 @@ namespace mt {
 
 // Changed whenever CompileOptions, CompileResult or the entry change: a
 // library of another build is refused, not called with the wrong layout.
-inline constexpr int kCompilerAbi = 2;
+inline constexpr int kCompilerAbi = 3;
 
 struct CompilerEntry {
   int abi;
   // Never throws: a failure of the back end is CompileResult::failure.
   CompileResult (*compile)(const std::string &source, const CompileOptions &options);
-  // Never throws: per address in `path`'s own address space, the functions
-  // holding it, an inlined call's first ("name+offset"); none when unknown.
-  std::vector<std::vector<std::string>> (*symbolize)(const std::string &path,
+  // Never throws: per address in the own address space of the binary open
+  // at `fd` (kept by `key` for later calls), the functions holding it, an
+  // inlined call's first ("name+offset"); none when unknown.
+  std::vector<std::vector<std::string>> (*symbolize)(int fd, const std::string &key,
                                                      const std::vector<uint64_t> &addresses);
   const char *version;  // MT_VERSION of its build
 };
 
 std::vector<std::vector<std::string>> symbolize_with_llvm(
-    const std::string &path, const std::vector<uint64_t> &addresses) noexcept;
+    int fd, const std::string &key, const std::vector<uint64_t> &addresses) noexcept;
 
 // The name of the exported CompilerEntry.
 inline constexpr const char *kCompilerEntrySymbol = "mt_compiler_entry";

@@ -87,9 +87,13 @@ CompileResult compile_bpf(const std::string &source, const CompileOptions &optio
   return result;
 }
 
-std::vector<std::vector<std::string>> symbolize_code(const std::string &path,
+void load_compiler_library() {
+  entry();
+}
+
+std::vector<std::vector<std::string>> symbolize_code(int fd, const std::string &key,
                                                      const std::vector<uint64_t> &addresses) {
-  return entry().symbolize(path, addresses);
+  return entry().symbolize(fd, key, addresses);
 }
 
 bool compiler_loaded() {

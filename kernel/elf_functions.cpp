@@ -1,36 +1,18 @@
 // Reads a binary's defined function symbols with libelf, for -l 'uprobe:PATH:*'.
 #include "kernel/elf_functions.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
-#include "common/error.h"
-#include "common/unique_fd.h"
+#include "kernel/elf_file.h"
 
 namespace mt {
 
 std::vector<std::string> elf_function_names(const std::string &path) {
-  // Not blocking on a FIFO; only a regular file is read.
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (!fd || fstat(fd.get(), &st) != 0)
-    throw Error("cannot read " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw Error(path + " is not a regular file, so it has no functions to probe");
-  elf_version(EV_CURRENT);
-  Elf *elf = elf_begin(fd.get(), ELF_C_READ, nullptr);
-  if (!elf || elf_kind(elf) != ELF_K_ELF) {
-    if (elf)
-      elf_end(elf);
-    throw Error(path + " is not an ELF file, so it has no functions to probe");
-  }
+  ElfFile file(path, "functions to probe");
+  Elf *elf = file.elf();
   std::vector<std::string> names;
   // .symtab when the file keeps it (it holds the dynamic symbols too).
   for (Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
@@ -51,7 +33,6 @@ std::vector<std::string> elf_function_names(const std::string &path) {
     if (!names.empty())
       break;
   }
-  elf_end(elf);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;

@@ -77,13 +77,10 @@ std::vector<Listed> usdt_probes(const std::string &pattern) {
   std::string glob = pattern.substr(path_end + 1);
   std::vector<Listed> out;
   for (const auto &note : usdt_notes(path)) {
-    bool printable = std::all_of(note.provider.begin(), note.provider.end(),
-                                 [](unsigned char c) { return c > 32 && c < 127; }) &&
-                     std::all_of(note.name.begin(), note.name.end(),
-                                 [](unsigned char c) { return c > 32 && c < 127; });
+    // Provider and name are C identifiers (usdt_notes() reads no other).
     std::string probe = note.provider + ":" + note.name;
-    if (!printable || !(glob_match(glob, probe) ||
-                        (glob.find(':') == std::string::npos && glob_match(glob, note.name))))
+    if (!glob_match(glob, probe) &&
+        !(glob.find(':') == std::string::npos && glob_match(glob, note.name)))
       continue;
     ProbeName name{kind->kind, note.provider, path, note.name, 0};
     out.push_back({name.to_string(), std::move(name), note.argument_types()});

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include "common/error.h"
 #include "kernel/btf_trace_events.h"
@@ -173,13 +174,11 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
         found.why_none = e.what();
         return found;
       }
+      std::set<std::pair<std::string, std::string>> seen;
       for (const auto &note : notes) {
-        if (!glob_match(name.category, note.provider) || !glob_match(name.symbol, note.name))
-          continue;
         // A probe inlined in several places has a note for each: one probe.
-        if (std::any_of(out.begin(), out.end(), [&](const ResolvedProbe &p) {
-              return p.name.category == note.provider && p.name.symbol == note.name;
-            }))
+        if (!glob_match(name.category, note.provider) || !glob_match(name.symbol, note.name) ||
+            !seen.emplace(note.provider, note.name).second)
           continue;
         ProbeName n = name;
         n.category = note.provider;

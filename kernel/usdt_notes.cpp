@@ -1,17 +1,15 @@
 // Reads a binary's SystemTap SDT notes with libelf.
 #include "kernel/usdt_notes.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cstring>
 #include <sstream>
 
+#include "common/c_tokens.h"
 #include "common/error.h"
-#include "common/unique_fd.h"
+#include "kernel/elf_file.h"
 
 namespace mt {
 
@@ -35,30 +33,21 @@ std::vector<std::string> UsdtNote::argument_types() const {
   std::vector<std::string> types;
   std::istringstream in(arguments);
   for (std::string arg; in >> arg;) {
-    int size = std::atoi(arg.c_str());
-    bool is_signed = size < 0;
-    size = is_signed ? -size : size;
+    // "[-]SIZE@location", or a location alone: a long.
+    bool is_signed = arg[0] == '-';
+    int size = arg.size() > 2 && arg[is_signed + 1] == '@' ? arg[is_signed] - '0' : 8;
     if (size != 1 && size != 2 && size != 4 && size != 8)
-      size = 8;  // no size given: a long
+      size = 8;
     types.push_back((is_signed ? "__s" : "__u") + std::to_string(size * 8));
   }
   return types;
 }
 
 std::vector<UsdtNote> usdt_notes(const std::string &path) {
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (!fd || fstat(fd.get(), &st) != 0)
-    throw Error("cannot read " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw Error(path + " is not a regular file, so it has no USDT probes");
-  elf_version(EV_CURRENT);
-  Elf *elf = elf_begin(fd.get(), ELF_C_READ, nullptr);
-  if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64) {
-    if (elf)
-      elf_end(elf);
+  ElfFile file(path, "USDT probes");
+  Elf *elf = file.elf();
+  if (gelf_getclass(elf) != ELFCLASS64)
     throw Error(path + " is not a 64-bit ELF file, so it has no USDT probes");
-  }
   std::vector<UsdtNote> notes;
   size_t strings = 0;
   elf_getshdrstrndx(elf, &strings);
@@ -82,13 +71,15 @@ std::vector<UsdtNote> usdt_notes(const std::string &path) {
       std::memcpy(&n.address, desc, 8);
       std::memcpy(&n.semaphore, desc + 16, 8);
       size_t text = 24;
+      // sys/sdt.h writes C identifiers: anything else is not a probe
+      // (the names reach generated C and the output).
       if (take_string(desc, note.n_descsz, text, n.provider) &&
           take_string(desc, note.n_descsz, text, n.name) &&
-          take_string(desc, note.n_descsz, text, n.arguments))
+          take_string(desc, note.n_descsz, text, n.arguments) && is_c_identifier(n.provider) &&
+          is_c_identifier(n.name) && n.argument_types().size() <= kMaxUsdtArguments)
         notes.push_back(std::move(n));
     }
   }
-  elf_end(elf);
   return notes;
 }
 

@@ -1,11 +1,16 @@
 // The USDT probes a binary defines: its .note.stapsdt notes (sys/sdt.h), each
 // a provider, a name and how to find its arguments.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace mt {
+
+// What libbpf describes of a probe's arguments (its USDT_MAX_ARG_CNT): a
+// note with more is not read.
+inline constexpr size_t kMaxUsdtArguments = 12;
 
 struct UsdtNote {
   std::string provider, name;

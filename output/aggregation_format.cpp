@@ -179,14 +179,24 @@ std::vector<const AggregationRow *> sorted_rows(const AggregationSnapshot &snap)
   return rows;
 }
 
-// A folded frame: its name without the offset, so that flame graphs merge
-// calls from anywhere in a function, and without ';', which separates frames.
-std::string folded_frame(std::string frame) {
+// A part of a folded line: no ';' (which parts frames), nothing that ends
+// or breaks the line.
+std::string folded_part(std::string text) {
+  for (char &c : text)
+    if (c == ';')
+      c = ':';
+    else if (static_cast<unsigned char>(c) < 32)
+      c = ' ';
+  return text;
+}
+
+// A frame without its offset, so that flame graphs merge calls from
+// anywhere in a function.
+std::string without_offset(std::string frame) {
   size_t plus = frame.rfind('+');
   if (plus != std::string::npos && plus + 1 < frame.size() &&
       frame.find_first_not_of("0123456789", plus + 1) == std::string::npos)
     frame.resize(plus);
-  std::replace(frame.begin(), frame.end(), ';', ':');
   return frame;
 }
 
@@ -195,16 +205,21 @@ std::string folded_frame(std::string frame) {
 std::string aggregation_folded(const AggregationSnapshot &snap) {
   std::string out;
   for (const auto *r : sorted_rows(snap)) {
-    std::string line;
-    for (const auto &k : r->key) {
-      if (k.kind != FieldKind::Stack) {
-        line += (line.empty() ? "" : ";") + folded_frame(field_text(k));
-        continue;
+    // Other keys first (the comm, as the bcc tools fold), then each stack
+    // root first.
+    std::vector<std::string> parts;
+    for (const auto &k : r->key)
+      if (k.kind != FieldKind::Stack)
+        parts.push_back(folded_part(field_text(k)));
+    for (const auto &k : r->key)
+      if (k.kind == FieldKind::Stack) {
+        auto frames = stack_frames(k.s);
+        for (auto f = frames.rbegin(); f != frames.rend(); ++f)
+          parts.push_back(folded_part(without_offset(*f)));
       }
-      auto frames = stack_frames(k.s);
-      for (auto f = frames.rbegin(); f != frames.rend(); ++f)  // root first
-        line += (line.empty() ? "" : ";") + folded_frame(*f);
-    }
+    std::string line;
+    for (const auto &p : parts)
+      line += (line.empty() ? "" : ";") + p;
     out += (line.empty() ? snap.decl->name : line) + " " +
            std::to_string(sort_value(*snap.decl, *r)) + "\n";
   }

@@ -10,8 +10,9 @@ namespace mt {
 
 std::string aggregation_text(const AggregationSnapshot &snap);
 std::string aggregation_json(const AggregationSnapshot &snap);
-// -f folded: a line per row, "KEY;ROOT_FRAME;...;LEAF_FRAME VALUE", stacks
-// root first, what flame graph tools read (a histogram's value: its count).
+// -f folded: a line per row, "KEY;ROOT_FRAME;...;LEAF_FRAME VALUE" (keys
+// that are not stacks first, each stack root first, frames without their
+// offsets), what flame graph tools read (a histogram's value: its count).
 std::string aggregation_folded(const AggregationSnapshot &snap);
 std::string map_text(const MapSnapshot &snap);
 std::string map_json(const MapSnapshot &snap);

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <bpf/libbpf_version.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -320,7 +321,14 @@ void BpfProgram::attach(const LoadSettings &settings) {
     const ProbeKindInfo &kind = probe_kind(p.name.kind);
     if (kind.source == TargetSource::UsdtNotes) {
       // libbpf reads the notes, sets the semaphores and describes the
-      // arguments for mt_usdt_arg().
+      // arguments for mt_usdt_arg(), in the layout of libbpf 1.x before
+      // 1.6, which packs the argument's kind with other fields.
+#if LIBBPF_MAJOR_VERSION != 1 || LIBBPF_MINOR_VERSION >= 6
+      throw Error("cannot attach " + p.probe_name +
+                      ": this moontrace was built with a libbpf (1.6 or later) whose USDT "
+                      "argument layout it does not read",
+                  decl_.probes[p.decl_id].where);
+#endif
       link = bpf_program__attach_usdt(prog, -1, p.name.target.c_str(), p.name.category.c_str(),
                                       p.name.symbol.c_str(), nullptr);
     } else if (kind.user_memory) {

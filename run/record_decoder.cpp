@@ -11,6 +11,7 @@
 #include "bpf_headers/mt_abi.h"
 #include "common/hex_digits.h"
 #include "common/json_writer.h"
+#include "run/cgroup_paths.h"
 
 namespace mt {
 
@@ -21,15 +22,15 @@ StackText &stack_text() {
   return text;
 }
 
-// The stack map a type names, through its typedefs ("mt_stack_k127_t"), or "".
-std::string stack_map_of(const struct btf *btf, int id) {
+// The engine's own typedef a type is, through others ("mt_stack_k127_t",
+// "mt_cgroup_path_t"), or "".
+std::string engine_typedef(const struct btf *btf, int id) {
   for (const struct btf_type *t = btf__type_by_id(btf, id);
        t && (btf_is_mod(t) || btf_is_typedef(t) || btf_is_type_tag(t));
        t = btf__type_by_id(btf, id)) {
     std::string name = btf_is_typedef(t) ? btf__name_by_offset(btf, t->name_off) : "";
-    if (name.rfind(MT_STACK_MAP_PREFIX, 0) == 0 && name.size() > 2 &&
-        name.compare(name.size() - 2, 2, "_t") == 0)
-      return name.substr(0, name.size() - 2);
+    if (name.rfind("mt_", 0) == 0 && name.ends_with("_t"))
+      return name;
     id = t->type;
   }
   return "";
@@ -51,9 +52,13 @@ RecordField describe(const struct btf *btf, const std::string &name, uint32_t of
   f.size = size > 0 ? static_cast<uint32_t>(size) : 0;
   if (!t)
     return f;
-  f.stack_map = stack_map_of(btf, type_id);
-  if (!f.stack_map.empty() && f.size == 8) {
+  std::string engine_type = engine_typedef(btf, type_id);
+  if (engine_type.starts_with(MT_STACK_MAP_PREFIX) && f.size == 8) {
     f.kind = FieldKind::Stack;
+    f.stack_map = engine_type.substr(0, engine_type.size() - 2);
+  } else if (engine_type == MT_NAME(MT_CGROUP_PATH_TYPE) && f.size == 8) {
+    f.kind = FieldKind::Unsigned;
+    f.cgroup_path = true;
   } else if (btf_is_int(t)) {
     uint8_t enc = btf_int_encoding(t);
     f.kind = enc & BTF_INT_BOOL     ? FieldKind::Bool
@@ -116,6 +121,11 @@ void set_stack_text(StackText text) {
 std::string show_stack(const std::string &map, uint64_t value) {
   return stack_text() ? stack_text()(map, value)
                       : "\n        [stack " + std::to_string(value) + "]\n";
+}
+
+std::string cgroup_path_of(uint64_t id) {
+  static CgroupPaths paths;
+  return paths.path(id);
 }
 
 std::vector<std::string> stack_frames(const std::string &text) {
@@ -181,6 +191,10 @@ std::vector<FieldValue> decode_fields(const RecordLayout &layout, const void *da
           v.u = load_unsigned(p, f.size);
           v.s = show_stack(f.stack_map, v.u);
           break;
+      }
+      if (f.cgroup_path) {
+        v.kind = FieldKind::String;
+        v.s = cgroup_path_of(v.u);
       }
     }
     values.push_back(std::move(v));

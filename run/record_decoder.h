@@ -19,7 +19,8 @@ struct RecordField {
   uint32_t offset = 0;
   uint32_t size = 0;
   FieldKind kind = FieldKind::Bytes;
-  std::string stack_map;  // Stack: the map holding its frames ("mt_stack_k127")
+  std::string stack_map;     // Stack: the map holding its frames ("mt_stack_k127")
+  bool cgroup_path = false;  // a cgroup id, decoded as its path (a String)
 };
 
 struct RecordLayout {
@@ -43,6 +44,8 @@ struct FieldValue {
 using StackText = std::function<std::string(const std::string &map, uint64_t value)>;
 void set_stack_text(StackText text);
 std::string show_stack(const std::string &map, uint64_t value);
+// A cgroup id's path below the hierarchy's root (run/cgroup_paths.h).
+std::string cgroup_path_of(uint64_t id);
 // A stack's text split into its frames (root last, as captured).
 std::vector<std::string> stack_frames(const std::string &text);
 

@@ -5,6 +5,8 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -41,12 +43,12 @@ std::string program_of(const std::string &command) {
 
 }  // namespace
 
-StackResolver::StackResolver(const BpfProgram &program, bool announces, const std::string &command,
-                             int pid)
-    : program_(program), announces_(announces) {
-  if (std::string file = command.empty() ? "" : program_of(command); !file.empty())
+StackResolver::StackResolver(const BpfProgram &program, bool user_stacks,
+                             const std::string &command, int pid)
+    : program_(program), user_stacks_(user_stacks) {
+  if (std::string file = command.empty() || !user_stacks ? "" : program_of(command); !file.empty())
     user_.remember_file(file);
-  if (pid > 0)
+  if (pid > 0 && user_stacks)
     user_.remember_process(static_cast<uint32_t>(pid));
   set_stack_text([this](const std::string &map, uint64_t value) { return text(map, value); });
 }
@@ -57,7 +59,7 @@ StackResolver::~StackResolver() {
 
 void StackResolver::process_seen(const void *record, size_t size) {
   struct mt_thread_name named;
-  if (size < sizeof named || !announces_)
+  if (size < sizeof named || !user_stacks_)
     return;
   std::memcpy(&named, record, sizeof named);
   user_.remember_process(named.pid);
@@ -118,17 +120,22 @@ std::string StackResolver::text(const std::string &map, uint64_t value) {
   if (auto it = texts_.find(key); it != texts_.end())
     return it->second;
   // The map's name says the kind and depth: mt_stack_k127.
-  std::string kind_depth = map.substr(std::strlen(MT_STACK_MAP_PREFIX));
-  bool user = !kind_depth.empty() && kind_depth[0] == 'u';
-  int depth = std::atoi(kind_depth.c_str() + 1);
+  std::string kind_depth = map.substr(std::min(map.size(), std::strlen(MT_STACK_MAP_PREFIX)));
+  bool user = kind_depth.starts_with("u");
+  int depth = kind_depth.size() > 1 ? std::atoi(kind_depth.c_str() + 1) : 0;
   int fd = program_.map_fd(map);
   int32_t id = static_cast<int32_t>(value & 0xffffffff);
   std::vector<std::string> frames;
   if (fd < 0 || depth <= 0 || depth > MT_STACK_MAX_DEPTH)
     frames = {"[no map " + map + "]"};
-  else if (id < 0)
-    // EEXIST: another stack had its slot (the map is full or they collided).
+  else if (id == -EEXIST)  // another stack had its slot in the map
+    frames = {"[no stack: its slot in the map was taken]"};
+  else if (id == -EFAULT)  // a kernel stack where none runs (a uprobe)
+    frames = {"[no stack: none to walk]"};
+  else if (id < 0 && id > -4096)
     frames = {std::string("[no stack: ") + std::strerror(-id) + "]"};
+  else if (id < 0)
+    frames = {"[no stack]"};
   else if (user)
     frames = user_frames(fd, static_cast<uint32_t>(value >> 32), static_cast<uint32_t>(id));
   else

@@ -19,10 +19,10 @@ class BpfProgram;
 
 class StackResolver {
  public:
-  // `announces`: the program sends processes with user stacks
-  // (GeneratedProgram::announces_processes); `command`: the -c command
-  // line, whose program is known by build id; `pid`: -p's.
-  StackResolver(const BpfProgram &program, bool announces, const std::string &command, int pid);
+  // `user_stacks`: the program takes user stacks, and announces their
+  // processes (GeneratedProgram::announces_processes); `command`: the -c
+  // command line, whose program is then known by build id; `pid`: -p's.
+  StackResolver(const BpfProgram &program, bool user_stacks, const std::string &command, int pid);
   ~StackResolver();
   StackResolver(const StackResolver &) = delete;
   StackResolver &operator=(const StackResolver &) = delete;
@@ -40,7 +40,7 @@ class StackResolver {
   size_t value_size(int fd);  // a stack map's, in bytes
 
   const BpfProgram &program_;
-  bool announces_;
+  bool user_stacks_;
   std::optional<KernelSymbols> kernel_;  // read on the first kernel stack
   UserSymbols user_;
   std::map<std::pair<std::string, uint64_t>, std::string> texts_;

@@ -1,19 +1,19 @@
-// Finds user stack frames' binaries by build id and names the functions in them.
+// Finds user stack frames' binaries by build id and has the functions in
+// them named.
 #include "run/user_symbols.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 
 #include <cinttypes>
 #include <fstream>
 
-#include "common/error.h"
-#include "compiler/clang_compiler.h"
+#include "common/regular_file.h"
 
 namespace mt {
 
 namespace {
+
+constexpr size_t kKernelBuildIdDigits = 40;  // BPF_BUILD_ID_SIZE bytes
 
 std::string hex(uint64_t n) {
   char text[24];
@@ -21,13 +21,28 @@ std::string hex(uint64_t n) {
   return text;
 }
 
-// Files a process maps, from /proc/PID/maps; deleted ones left out.
-template <typename Mapping>
-std::vector<Mapping> read_mappings(uint32_t pid) {
-  std::vector<Mapping> out;
+// A file's build id as the kernel gives it: cut or zero-padded to 20 bytes.
+std::string as_kernel_gives_it(std::string build_id) {
+  build_id.resize(kKernelBuildIdDigits, '0');
+  return build_id;
+}
+
+// A name from a binary, printed as it is: what could drive a terminal or
+// break a line of output is not.
+std::string printable(std::string name) {
+  for (char &c : name)
+    if (static_cast<unsigned char>(c) < 32 || c == 127)
+      c = '?';
+  return name;
+}
+
+}  // namespace
+
+void UserSymbols::remember_process(uint32_t pid) {
+  std::vector<Mapping> &mappings = processes_[pid];
+  mappings.clear();
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(in, line)) {
+  for (std::string line; std::getline(in, line);) {
     Mapping m;
     int path_at = 0;
     if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &m.start,
@@ -35,52 +50,50 @@ std::vector<Mapping> read_mappings(uint32_t pid) {
         path_at <= 0 || line[path_at] != '/' || line.ends_with(" (deleted)"))
       continue;
     m.path = line.substr(path_at);
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-}  // namespace
-
-void UserSymbols::remember_process(uint32_t pid) {
-  if (processes_.count(pid))
-    return;
-  auto &mappings = processes_[pid] = read_mappings<Mapping>(pid);
-  for (const auto &m : mappings)
     file(m.path);
+    mappings.push_back(std::move(m));
+  }
 }
 
 void UserSymbols::remember_file(const std::string &path) {
   file(path);
 }
 
-UserSymbols::File *UserSymbols::file(const std::string &path) {
-  auto [it, fresh] = files_.try_emplace(path);
-  if (!fresh)
-    return it->second.get();
-  // Only a regular file is read, never blocking on a FIFO.
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+const UserSymbols::File *UserSymbols::file(const std::string &path) {
+  if (auto it = files_.find(path); it != files_.end())
+    return &it->second;
+  if (not_elf_.count(path))
     return nullptr;
-  auto facts = read_elf_file_facts(fd.get());
-  if (!facts)
+  UniqueFd fd = open_regular_file(path);
+  auto facts = fd ? read_elf_file_facts(fd.get()) : std::nullopt;
+  if (!facts) {
+    not_elf_.insert(path);
     return nullptr;
-  it->second = std::make_unique<File>(File{path, std::move(fd), std::move(*facts)});
-  if (!it->second->facts.build_id.empty())
-    by_build_id_.try_emplace(it->second->facts.build_id, it->second.get());
-  return it->second.get();
+  }
+  std::string build_id = facts->build_id.empty() ? "" : as_kernel_gives_it(facts->build_id);
+  const File &f = files_[path] = File{path, std::move(*facts), build_id};
+  if (!build_id.empty())
+    by_build_id_.try_emplace(build_id, path);
+  return &f;
 }
 
-UserSymbols::File *UserSymbols::find(uint32_t pid, const std::string &build_id) {
-  auto known = [&]() -> File * {
-    auto it = by_build_id_.find(build_id);
-    return it == by_build_id_.end() ? nullptr : it->second;
+const UserSymbols::File *UserSymbols::find(uint32_t pid, const std::string &build_id) {
+  // The stack's own process's file first: another process may map a file
+  // that claims the same build id.
+  auto own = [&]() -> const File * {
+    for (const auto &m : processes_[pid])
+      if (const File *f = file(m.path); f && f->build_id == build_id)
+        return f;
+    return nullptr;
   };
-  if (File *f = known())
+  auto known = [&]() -> const File * {
+    auto it = by_build_id_.find(build_id);
+    return it == by_build_id_.end() ? nullptr : file(it->second);
+  };
+  if (const File *f = own())
     return f;
   remember_process(pid);
-  if (File *f = known())
+  if (const File *f = own(); f || (f = known()))
     return f;
   // A binary of a process that has exited: maybe another still maps it
   // (at most one look at every process a second), or its debug file is
@@ -90,31 +103,48 @@ UserSymbols::File *UserSymbols::find(uint32_t pid, const std::string &build_id) 
     last_scan_ = now;
     if (DIR *proc = opendir("/proc")) {
       while (struct dirent *e = readdir(proc))
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-          for (const auto &m : read_mappings<Mapping>(std::strtoul(e->d_name, nullptr, 10)))
-            file(m.path);
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+            !processes_.count(std::strtoul(e->d_name, nullptr, 10)))
+          remember_process(static_cast<uint32_t>(std::strtoul(e->d_name, nullptr, 10)));
       closedir(proc);
     }
-    if (File *f = known())
+    if (const File *f = known())
       return f;
   }
-  if (build_id.size() > 2)
-    file("/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug");
+  // Debug files are named by the whole id, which the kernel may have cut
+  // or padded: tried as given, and without the padding.
+  std::string unpadded = build_id;
+  while (unpadded.size() > 2 && unpadded.ends_with("00"))
+    unpadded.resize(unpadded.size() - 2);
+  for (const std::string &id : {build_id, unpadded})
+    file("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
   return known();
 }
 
-std::vector<std::string> UserSymbols::symbolize(File &file, uint64_t offset) {
-  auto address = file.facts.address_of(offset);
+std::vector<std::string> UserSymbols::symbolize(const File &f, uint64_t offset) {
+  auto address = f.facts.address_of(offset);
   std::vector<std::string> names;
-  if (address && !symbolizer_missing_) {
-    try {
-      names = symbolize_code("/proc/self/fd/" + std::to_string(file.fd.get()), {*address})[0];
-    } catch (const Error &) {
-      symbolizer_missing_ = true;  // no compiler library: files and offsets
-    }
+  // Its debug file first, where one is installed: a binary's own symbols
+  // leave out its static functions.
+  std::vector<std::string> paths = {f.path};
+  if (const std::string &id = f.facts.build_id; id.size() > 2)
+    paths.insert(paths.begin(),
+                 "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+  for (const std::string &path : paths) {
+    // Opened and checked now: the path may name another file since.
+    UniqueFd fd = address ? open_regular_file(path) : UniqueFd();
+    auto now = fd ? read_elf_file_facts(fd.get()) : std::nullopt;
+    if (!now || now->build_id != f.facts.build_id)
+      continue;
+    std::string key = (f.build_id.empty() ? f.path : f.build_id) + (path == f.path ? "" : ".debug");
+    if (auto named = symbolizer_.symbolize(fd.get(), key, {*address}))
+      for (const auto &name : (*named)[0])
+        names.push_back(printable(name));
+    if (!names.empty())
+      break;
   }
   if (names.empty())
-    names.push_back("[" + file.path + "+" + hex(offset) + "]");
+    names.push_back("[" + printable(f.path) + "+" + hex(offset) + "]");
   return names;
 }
 
@@ -123,7 +153,7 @@ std::vector<std::string> UserSymbols::frames(uint32_t pid, const std::string &bu
   auto key = std::make_pair(build_id, offset);
   if (auto it = named_.find(key); it != named_.end())
     return it->second;
-  File *f = find(pid, build_id);
+  const File *f = find(pid, build_id);
   // An unknown binary is left for a later stack: it may be found then.
   if (!f)
     return {"[" + build_id.substr(0, 16) + "+" + hex(offset) + "]"};
@@ -131,16 +161,20 @@ std::vector<std::string> UserSymbols::frames(uint32_t pid, const std::string &bu
 }
 
 std::vector<std::string> UserSymbols::frames_at(uint32_t pid, uint64_t address) {
-  remember_process(pid);
-  for (const auto &m : processes_[pid]) {
-    if (address < m.start || address >= m.end)
-      continue;
-    uint64_t offset = address - m.start + m.offset;
-    File *f = file(m.path);
-    if (f && !f->facts.build_id.empty())
-      return frames(pid, f->facts.build_id, offset);
-    if (f)
-      return symbolize(*f, offset);
+  // Mappings read before may be stale (a library loaded since): read again once.
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (attempt || !processes_.count(pid))
+      remember_process(pid);
+    for (const auto &m : processes_[pid]) {
+      if (address < m.start || address >= m.end)
+        continue;
+      uint64_t offset = address - m.start + m.offset;
+      const File *f = file(m.path);
+      if (f && !f->build_id.empty())
+        return frames(pid, f->build_id, offset);
+      if (f)
+        return symbolize(*f, offset);
+    }
   }
   return {hex(address)};
 }

@@ -118,6 +118,9 @@ struct LuaDeclarationBuilders : LuaApi {
         luaL_error(L, "capture '%s': a stack's depth must be 1..%d", name.c_str(),
                    MT_STACK_MAX_DEPTH);
       c.expr = expression(L, trim(text), where);
+    } else if (trim(text) == "cgroup_path") {
+      c.c_type = MT_NAME(MT_CGROUP_PATH_TYPE);
+      c.expr = expression(L, "bpf_get_current_cgroup_id()", where);
     } else if (parse_string_capture(text, inner, c.string_size, c.string_memory)) {
       c.is_string = true;
       if (c.string_size <= 0 || c.string_size > 4096)

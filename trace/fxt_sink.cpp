@@ -161,6 +161,11 @@ void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
         if (auto f = find(layout.fields, a)) {
           Plan::Arg arg{arg_op(*f), f->offset, f->size, f->kind, writer_->pin(f->name)};
           arg.stack_map = f->stack_map;
+          if (f->cgroup_path) {
+            arg.op = Plan::Arg::Op::Other;
+            arg.kind = FieldKind::String;
+            arg.cgroup_path = true;
+          }
           if (auto named = d.value_names.find(a); named != d.value_names.end()) {
             for (const auto &value : named->second)
               arg.value_names.push_back(value.empty() ? FxtRef{} : writer_->pin(value));
@@ -333,6 +338,10 @@ void FxtSink::write_arg(const Plan::Arg &a, const unsigned char *bytes) {
 // An argument of another size or kind, or one whose values have names.
 void FxtSink::other_arg(const Plan::Arg &a, const unsigned char *at) {
   FxtWriter &w = *writer_;
+  if (a.cgroup_path) {
+    w.arg_string(args_, a.name, cgroup_path_of(load(at, a.size)));
+    return;
+  }
   if (a.kind == FieldKind::String) {
     const char *s = reinterpret_cast<const char *>(at);
     w.arg_string(args_, a.name, std::string_view(s, strnlen(s, a.size)));

@@ -109,6 +109,7 @@ class FxtSink {
       FxtRef name;
       std::vector<FxtRef> value_names{};  // pinned names of its values (id 0: none)
       std::string stack_map{};            // a stack's map (FieldKind::Stack)
+      bool cgroup_path = false;           // a cgroup id shown as its path
     };
     std::vector<Arg> args{};
   };

@@ -77,6 +77,40 @@ TEST_F(E2eCgroup, OnlyTasksInTheSubtreeAreTraced) {
   }
 }
 
+// cgroup_path: the task's cgroup as a path below the hierarchy's root, in
+// events and as an aggregation's key.
+TEST_F(E2eCgroup, CgroupPathNamesTheTasksCgroup) {
+  TempDir tmp;
+  tmp.write("t.lua",
+            "local by = count{ name = \"calls\", by = { \"cgroup_path\" } }\n"
+            "probe(\"tracepoint:syscalls:sys_enter_getppid\", { aggregate = by,\n"
+            "  capture = { \"cgroup_path\" }, filter = \"pid == param.pid\" })\n"
+            "param(\"pid\", { type = \"int\" })\n");
+  // A shell that moves itself to the child cgroup, stops, and once
+  // resumed calls getppid as another shell.
+  Process inside(
+      {{"sh", "-c", "echo $$ > " + child_ + "/cgroup.procs && kill -STOP $$ && exec sh -c true"}});
+  auto stopped = [&] {
+    std::ifstream stat("/proc/" + std::to_string(inside.pid()) + "/stat");
+    std::string pid, comm, state;
+    return stat >> pid >> comm >> state && state == "T";
+  };
+  for (int i = 0; i < 500 && !stopped(); i++)
+    usleep(10000);
+  ASSERT_TRUE(stopped());
+  Process tracer(
+      mt({"--duration", "30", tmp.file("t.lua"), "--pid", std::to_string(inside.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
+  inside.resume();
+  ASSERT_EQ(inside.wait().exit_code, 0);
+  tracer.signal(SIGINT);
+  Result r = tracer.wait();
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::string relative = child_.substr(cgroup2_root().size());  // "/moontrace-e2e-N/child"
+  EXPECT_TRUE(contains(r.out, "cgroup_path=" + relative + "\n")) << r;
+  EXPECT_TRUE(contains(r.out, relative + "  1\n")) << r;  // the aggregation's row
+}
+
 TEST_F(E2eCgroup, ADirectoryThatIsNoCgroupIsOneLine) {
   TempDir tmp;
   auto r = run(mt({"--cgroup", tmp.path().string(), "x.lua"}));

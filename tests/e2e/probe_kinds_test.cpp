@@ -1,5 +1,7 @@
 // Point 3 and 4 of the engine issue: tp_btf, raw tracepoints, __data_loc
 // strings and uprobes on a real workload, kernel pointers followed in each.
+#include <sys/syscall.h>
+
 #include "tests/e2e/e2e_support.h"
 
 namespace e2e {
@@ -64,6 +66,23 @@ TEST_F(E2eProbeKinds, SyscallPointersAreReadFromTheCallersMemory) {
   auto r = run(mt({"-c", "cat " + file, dir.file("open.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.out, "f=" + file + " u=" + file + " k=[] s=" + file)) << r;
+}
+
+// A kernel probe that gets a program's pointer (here tp_btf's pt_regs of
+// openat: its second argument): str() reads it from the program's memory
+// once the kernel's read refuses it, kstr() does not.
+TEST_F(E2eProbeKinds, StrOfAUserPointerAKernelProbeGotReadsTheProgramsMemory) {
+  TempDir dir;
+  std::string file = dir.write("m.txt", "x");
+  dir.write("open.lua",
+            "probe(\"tp_btf:sys_enter\", { filter = \"args.id == " + std::to_string(SYS_openat) +
+                "\", capture = {\n"
+                "  f = \"str(args.regs->si, 256)\", k = \"kstr(args.regs->si, 256)\" } },\n"
+                "  function(ev) if ev.f:find(\"m.txt\", 1, true) then\n"
+                "    print(\"f=\" .. ev.f .. \" k=[\" .. ev.k .. \"]\") end end)\n");
+  auto r = run(mt({"-c", "cat " + file, dir.file("open.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "f=" + file + " k=[]")) << r;
 }
 
 // `task` is the current task_struct, followed with CO-RE reads in a

@@ -1,6 +1,9 @@
 // kstack and ustack (issue 19, point 1) on call_chain, whose stacks are
 // known: named in events, aggregations (text, JSON, folded) and drawings,
 // also once the program has exited.
+#include <filesystem>
+#include <thread>
+
 #include "tests/e2e/json_lines.h"
 #include "tests/fxt_validator.h"
 #include "trace/fxt_reader.h"
@@ -110,6 +113,44 @@ TEST_F(E2eStacks, AProgramNotStartedByMoontraceIsNamedToo) {
   // process maps its binary, or its debug file is installed).
   ASSERT_EQ(run({{workload("call_chain"), "300000"}}, 60s).exit_code, 0);
   tracer.signal(SIGINT);
+  Result r = tracer.wait();
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "main;chain_outer;chain_middle;chain_inner;chain_syscall 300000"))
+      << r;
+}
+
+// Other users' binaries are parsed by a child that runs as nobody, holds
+// nothing of the run's but its socket and the binaries it was handed.
+TEST_F(E2eStacks, BinariesAreReadByAChildRunningAsNobody) {
+  TempDir tmp;
+  // Events name their stacks as they arrive: a few, handled quietly.
+  tmp.write("t.lua", "local calls = count{ name = \"calls\", by = { \"ustack\" } }\n" +
+                         std::string(kProbe) + "aggregate = calls })\n" + kProbe +
+                         "action = \"if (bpf_get_prandom_u32() % 1000) return 0;\", "
+                         "capture = { \"ustack\" } }, function() end)\n");
+  Process tracer(mt({"-f", "folded", "--duration", "4", tmp.file("t.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
+  // Long enough for its first stack to be named while it runs.
+  ASSERT_EQ(run({{workload("call_chain"), "300000"}}, 60s).exit_code, 0);
+  // It loads the compiler library as root, then becomes nobody before it
+  // reads a binary.
+  std::string child, status;
+  for (int i = 0; i < 300 && !contains(status, "Uid:\t65534"); i++) {
+    Result found = run({{"pgrep", "-P", std::to_string(tracer.pid()), "-f", "symbolizer-child"}});
+    child = found.exit_code == 0 ? lines(found.out)[0] : "";
+    status = child.empty() ? "" : read_file("/proc/" + child + "/status");
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_FALSE(child.empty()) << tracer.err();
+  EXPECT_TRUE(contains(status, "Uid:\t65534\t65534\t65534\t65534\n")) << status;
+  EXPECT_TRUE(contains(status, "Gid:\t65534\t65534\t65534\t65534\n")) << status;
+  EXPECT_TRUE(contains(status, "NoNewPrivs:\t1\n")) << status;
+  for (const auto &entry : std::filesystem::directory_iterator("/proc/" + child + "/fd")) {
+    std::string target = std::filesystem::read_symlink(entry.path()).string();
+    EXPECT_TRUE(target == "/dev/null" || target.starts_with("socket:") ||
+                target.starts_with("/usr/") || target.starts_with(MT_TESTS_DIR))
+        << target;
+  }
   Result r = tracer.wait();
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.out, "main;chain_outer;chain_middle;chain_inner;chain_syscall 300000"))

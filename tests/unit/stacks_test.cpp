@@ -178,7 +178,10 @@ TEST(Stacks, RowsKeyedByAStackPrintAsBpftracePrintsThem) {
             "@opens[\n        other+3\n        root+2\n, dd]: 2\n"
             "@opens[\n        leaf+1\n        root+2\n, cat]: 7\n");
   // Folded: root first, offsets and ';' left out, for flame graphs.
-  EXPECT_EQ(aggregation_folded(snap), "root;other;dd 2\nroot;leaf;cat 7\n");
+  EXPECT_EQ(aggregation_folded(snap), "dd;root;other 2\ncat;root;leaf 7\n");
+  // Only frames lose their offsets; nothing breaks a line or a frame.
+  snap.rows = {counted(1, {stack("\n        a;b+1\n"), name("x+1\nfake 9")})};
+  EXPECT_EQ(aggregation_folded(snap), "x+1 fake 9;a:b 1\n");
 }
 
 }  // namespace mt
