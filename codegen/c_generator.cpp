@@ -291,7 +291,8 @@ class ProbeWriter {
     // Types built from the probe's expressions: the record sent to user
     // space, and the keys of the aggregations and latency pairs it feeds
     // first. `args` and `retval` name file-scope stand-ins for typeof().
-    bool sends = !decl.captures.empty() || decl.has_handler;
+    // A drawing without arguments still sends its time and thread.
+    bool sends = !decl.captures.empty() || decl.has_handler || !decl.draws.empty();
     // They are macros only inside typeof(), so members may share their
     // names (a capture of `retval` is a member `retval`).
     out_ << "extern " + args_struct + " __mt_targs_" + n + ";\n";

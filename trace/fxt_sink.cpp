@@ -29,6 +29,16 @@ std::string proc_comm(const std::string &path, const std::string &fallback) {
   return name;
 }
 
+// " [/system.slice/x.service]": the cgroup v2 directory of a process, from
+// /proc/PID/cgroup, after its name; "" in the root or when it is gone.
+std::string cgroup_of(uint64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("0::/") && line.size() > 4)
+      return " [" + line.substr(3) + "]";
+  return "";
+}
+
 uint64_t load(const unsigned char *p, uint32_t size) {
   uint64_t v = 0;
   std::memcpy(&v, p, size < 8 ? size : 8);
@@ -211,7 +221,7 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
     return;  // named, and not renamed since
   if (named_processes_.insert(pid).second) {
     learn_name(pid, pid);
-    writer_->process(pid, names_[pid]);
+    writer_->process(pid, names_[pid] + cgroup_of(pid));  // which container it ran in
   }
   learn_name(pid, tid);
   auto [drawn, fresh] = drawn_names_.try_emplace(tid, names_[tid]);

@@ -9,6 +9,8 @@
 #include <set>
 
 #include "tests/e2e/e2e_support.h"
+#include "tests/fxt_validator.h"
+#include "trace/fxt_reader.h"
 
 namespace e2e {
 namespace {
@@ -109,6 +111,39 @@ TEST_F(E2eCgroup, CgroupPathNamesTheTasksCgroup) {
   std::string relative = child_.substr(cgroup2_root().size());  // "/moontrace-e2e-N/child"
   EXPECT_TRUE(contains(r.out, "cgroup_path=" + relative + "\n")) << r;
   EXPECT_TRUE(contains(r.out, relative + "  1\n")) << r;  // the aggregation's row
+}
+
+// A trace names each drawn process's cgroup after its name.
+TEST_F(E2eCgroup, TheTraceNamesEachProcesssCgroup) {
+  TempDir tmp;
+  tmp.write("t.lua",
+            "fxt{ file = \"t.fxt\" }\n"
+            "probe(\"tracepoint:syscalls:sys_enter_getppid\", { filter = \"pid == "
+            "param.pid\",\n  draw = { kind = \"instant\", name = \"getppid\" } })\n"
+            "param(\"pid\", { type = \"int\" })\n");
+  // Named when drawn: it lives on a while after its getppid.
+  Process inside(
+      {{"sh", "-c",
+        "echo $$ > " + child_ + "/cgroup.procs && kill -STOP $$ && exec sh -c 'true; sleep 1'"}});
+  for (int i = 0;
+       i < 500 && !contains(read_file("/proc/" + std::to_string(inside.pid()) + "/stat"), ") T ");
+       i++)
+    usleep(10000);
+  Process tracer(mt({"-o", tmp.file("t.fxt"), "--duration", "30", tmp.file("t.lua"), "--pid",
+                     std::to_string(inside.pid())}));
+  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
+  inside.resume();
+  ASSERT_EQ(inside.wait().exit_code, 0);
+  tracer.signal(SIGINT);
+  Result r = tracer.wait();
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(mt::testing::perfetto_problems_in_file(tmp.file("t.fxt")), std::vector<std::string>{});
+  std::string relative = child_.substr(cgroup2_root().size());
+  bool named = false;
+  for (const auto &record : mt::read_fxt(read_file(tmp.file("t.fxt"))))
+    named |=
+        record.type == 7 && record.object_type == 1 && record.name.ends_with(" [" + relative + "]");
+  EXPECT_TRUE(named) << r;
 }
 
 TEST_F(E2eCgroup, ADirectoryThatIsNoCgroupIsOneLine) {

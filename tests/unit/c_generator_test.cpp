@@ -127,6 +127,18 @@ TEST(CGenerator, DrawnProbeReadsTheClockAfterItsFilter) {
   EXPECT_LT(p.source.find("__u64 nsecs = __now;"), p.source.find("nsecs > 0")) << p.source;
 }
 
+// A drawing of no argument (an instant, say) still sends its time and thread.
+TEST(CGenerator, ADrawingWithoutArgumentsSendsARecord) {
+  Declaration d = testing::complete_declaration("1", "args.res");
+  d.probes[0].captures.clear();
+  d.probes[0].has_handler = false;
+  d.probes[0].draws.push_back(DrawDecl{});
+  testing::FakeKernel kernel;
+  GeneratedProgram p = testing::generate_on(d, kernel);
+  ASSERT_FALSE(p.probes[0].record.empty()) << p.source;
+  EXPECT_NE(p.source.find("mt_submit(__stage"), std::string::npos) << p.source;
+}
+
 // tp_btf probes on one event share a program as classic tracepoints do.
 TEST(CGenerator, TpBtfProbesOnOneEventShareAProgram) {
   if (!KernelBtf::get())
