@@ -47,6 +47,29 @@ class E2eCgroup : public BpfTest {
       if (!d.empty())
         EXPECT_EQ(rmdir(d.c_str()), 0) << d << ": " << std::strerror(errno);
   }
+  // Traces, with -p and ARGS, a shell that moves itself to the child
+  // cgroup, stops, and once resumed becomes `sh -c SCRIPT` (whose shell
+  // calls getppid); stopped with Ctrl-C once it has exited.
+  Result trace_a_shell_in_the_child(const std::vector<std::string> &args,
+                                    const std::string &script) {
+    Process inside({{"sh", "-c",
+                     "echo $$ > " + child_ + "/cgroup.procs && kill -STOP $$ && exec sh -c '" +
+                         script + "'"}});
+    std::string stat = "/proc/" + std::to_string(inside.pid()) + "/stat";
+    for (int i = 0; i < 500 && !contains(read_file(stat), ") T "); i++)
+      usleep(10000);
+    std::vector<std::string> all = args;
+    all.insert(all.end(), {"--pid", std::to_string(inside.pid())});
+    Process tracer(mt(all));
+    if (!tracer.wait_for_err("attached"))
+      return tracer.wait();
+    inside.resume();
+    EXPECT_EQ(inside.wait().exit_code, 0);
+    tracer.signal(SIGINT);
+    return tracer.wait();
+  }
+  std::string child_below_root() const { return child_.substr(cgroup2_root().size()); }
+
   std::string dir_, child_;
 };
 
@@ -88,27 +111,9 @@ TEST_F(E2eCgroup, CgroupPathNamesTheTasksCgroup) {
             "probe(\"tracepoint:syscalls:sys_enter_getppid\", { aggregate = by,\n"
             "  capture = { \"cgroup_path\" }, filter = \"pid == param.pid\" })\n"
             "param(\"pid\", { type = \"int\" })\n");
-  // A shell that moves itself to the child cgroup, stops, and once
-  // resumed calls getppid as another shell.
-  Process inside(
-      {{"sh", "-c", "echo $$ > " + child_ + "/cgroup.procs && kill -STOP $$ && exec sh -c true"}});
-  auto stopped = [&] {
-    std::ifstream stat("/proc/" + std::to_string(inside.pid()) + "/stat");
-    std::string pid, comm, state;
-    return stat >> pid >> comm >> state && state == "T";
-  };
-  for (int i = 0; i < 500 && !stopped(); i++)
-    usleep(10000);
-  ASSERT_TRUE(stopped());
-  Process tracer(
-      mt({"--duration", "30", tmp.file("t.lua"), "--pid", std::to_string(inside.pid())}));
-  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
-  inside.resume();
-  ASSERT_EQ(inside.wait().exit_code, 0);
-  tracer.signal(SIGINT);
-  Result r = tracer.wait();
+  Result r = trace_a_shell_in_the_child({"--duration", "30", tmp.file("t.lua")}, "true");
   ASSERT_EQ(r.exit_code, 0) << r;
-  std::string relative = child_.substr(cgroup2_root().size());  // "/moontrace-e2e-N/child"
+  std::string relative = child_below_root();  // "/moontrace-e2e-N/child"
   EXPECT_TRUE(contains(r.out, "cgroup_path=" + relative + "\n")) << r;
   EXPECT_TRUE(contains(r.out, relative + "  1\n")) << r;  // the aggregation's row
 }
@@ -122,23 +127,11 @@ TEST_F(E2eCgroup, TheTraceNamesEachProcesssCgroup) {
             "param.pid\",\n  draw = { kind = \"instant\", name = \"getppid\" } })\n"
             "param(\"pid\", { type = \"int\" })\n");
   // Named when drawn: it lives on a while after its getppid.
-  Process inside(
-      {{"sh", "-c",
-        "echo $$ > " + child_ + "/cgroup.procs && kill -STOP $$ && exec sh -c 'true; sleep 1'"}});
-  for (int i = 0;
-       i < 500 && !contains(read_file("/proc/" + std::to_string(inside.pid()) + "/stat"), ") T ");
-       i++)
-    usleep(10000);
-  Process tracer(mt({"-o", tmp.file("t.fxt"), "--duration", "30", tmp.file("t.lua"), "--pid",
-                     std::to_string(inside.pid())}));
-  ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
-  inside.resume();
-  ASSERT_EQ(inside.wait().exit_code, 0);
-  tracer.signal(SIGINT);
-  Result r = tracer.wait();
+  Result r = trace_a_shell_in_the_child(
+      {"-o", tmp.file("t.fxt"), "--duration", "30", tmp.file("t.lua")}, "true; sleep 1");
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(mt::testing::perfetto_problems_in_file(tmp.file("t.fxt")), std::vector<std::string>{});
-  std::string relative = child_.substr(cgroup2_root().size());
+  std::string relative = child_below_root();
   bool named = false;
   for (const auto &record : mt::read_fxt(read_file(tmp.file("t.fxt"))))
     named |=
