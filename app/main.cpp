@@ -6,7 +6,7 @@
 #include "run/symbolizer_process.h"
 
 int main(int argc, char **argv) {
-  if (argc == 2 && std::strcmp(argv[1], mt::kSymbolizerChildArgument) == 0)
-    mt::serve_symbolizer_child();
+  if (argc == 3 && std::strcmp(argv[1], mt::kSymbolizerChildArgument) == 0)
+    mt::serve_symbolizer_child(argv[2]);
   return mt::run_moontrace(argc, argv);
 }

@@ -1,7 +1,7 @@
 // Names the functions at addresses of an ELF file with LLVM's symbolizer:
 // DWARF where the file has it (inlined calls included), else its symbols.
-// The file is read from the descriptor given, never looked up by a path
-// (no debug links followed).
+// The file is read from the descriptor given (once; kept in memory for the
+// process), never looked up by a path (no debug links followed).
 #include <llvm/DebugInfo/Symbolize/Symbolize.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -36,6 +36,10 @@ std::vector<std::vector<std::string>> symbolize_with_llvm(
     static std::map<std::string, Binary> binaries;
     auto [it, fresh] = binaries.try_emplace(key);
     Binary &binary = it->second;
+    if (fresh && fd < 0) {
+      binaries.erase(it);  // not given it yet
+      return out;
+    }
     if (fresh) {
       // Named where no file can be: LLVM looks for split DWARF (.dwp)
       // beside the name it is given.

@@ -4,7 +4,6 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <bpf/libbpf_version.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -323,12 +322,13 @@ void BpfProgram::attach(const LoadSettings &settings) {
       // libbpf reads the notes, sets the semaphores and describes the
       // arguments for mt_usdt_arg(), in the layout of libbpf 1.x before
       // 1.6, which packs the argument's kind with other fields.
-#if LIBBPF_MAJOR_VERSION != 1 || LIBBPF_MINOR_VERSION >= 6
-      throw Error("cannot attach " + p.probe_name +
-                      ": this moontrace was built with a libbpf (1.6 or later) whose USDT "
-                      "argument layout it does not read",
-                  decl_.probes[p.decl_id].where);
-#endif
+      // The libbpf of this run (one soname serves every 1.x).
+      if (libbpf_major_version() != 1 || libbpf_minor_version() >= 6)
+        throw Error("cannot attach " + p.probe_name + ": libbpf " +
+                        std::to_string(libbpf_major_version()) + "." +
+                        std::to_string(libbpf_minor_version()) +
+                        " describes USDT arguments in a layout this moontrace does not read",
+                    decl_.probes[p.decl_id].where);
       link = bpf_program__attach_usdt(prog, -1, p.name.target.c_str(), p.name.category.c_str(),
                                       p.name.symbol.c_str(), nullptr);
     } else if (kind.user_memory) {

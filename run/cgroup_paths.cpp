@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "common/printable.h"
+
 namespace mt {
 
 namespace {
@@ -26,7 +28,8 @@ thread_local size_t root_length = 0;
 
 int add_directory(const char *path, const struct stat *st, int type, struct FTW *) {
   if (type == FTW_D) {
-    std::string relative = std::string(path).substr(root_length);
+    // A delegated subtree's names are its user's.
+    std::string relative = printable(std::string(path).substr(root_length));
     (*scanning)[st->st_ino] = relative.empty() ? "/" : relative;
   }
   return 0;
@@ -51,7 +54,8 @@ void CgroupPaths::scan() {
 
 std::string CgroupPaths::path(uint64_t id) {
   auto it = paths_.find(id);
-  if (it == paths_.end()) {
+  // Ids only grow: one below the largest a scan found was removed before it.
+  if (it == paths_.end() && (paths_.empty() || id > paths_.rbegin()->first)) {
     scan();
     it = paths_.find(id);
   }

@@ -50,6 +50,8 @@ StackResolver::StackResolver(const BpfProgram &program, bool user_stacks,
     user_.remember_file(file);
   if (pid > 0 && user_stacks)
     user_.remember_process(static_cast<uint32_t>(pid));
+  if (user_stacks)
+    user_.prepare();
   set_stack_text([this](const std::string &map, uint64_t value) { return text(map, value); });
 }
 

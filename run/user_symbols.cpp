@@ -3,10 +3,13 @@
 #include "run/user_symbols.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cinttypes>
 #include <fstream>
 
+#include "common/printable.h"
 #include "common/regular_file.h"
 
 namespace mt {
@@ -27,54 +30,79 @@ std::string as_kernel_gives_it(std::string build_id) {
   return build_id;
 }
 
-// A name from a binary, printed as it is: what could drive a terminal or
-// break a line of output is not.
-std::string printable(std::string name) {
-  for (char &c : name)
-    if (static_cast<unsigned char>(c) < 32 || c == 127)
-      c = '?';
-  return name;
+std::string debug_file(const std::string &build_id) {
+  return "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
 }
 
 }  // namespace
 
 void UserSymbols::remember_process(uint32_t pid) {
-  std::vector<Mapping> &mappings = processes_[pid];
-  mappings.clear();
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  if (!in)
+    return;  // gone: what was read of it before stays
+  std::vector<Source> mappings;
   for (std::string line; std::getline(in, line);) {
-    Mapping m;
+    Source m;
+    unsigned major = 0, minor = 0;
+    uint64_t inode = 0;
     int path_at = 0;
-    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &m.start,
-                    &m.end, &m.offset, &path_at) < 3 ||
-        path_at <= 0 || line[path_at] != '/' || line.ends_with(" (deleted)"))
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %" SCNu64 " %n",
+                    &m.map_start, &m.map_end, &m.offset, &major, &minor, &inode, &path_at) < 6 ||
+        path_at <= 0 || line[path_at] != '/' || inode == 0)
       continue;
     m.path = line.substr(path_at);
-    file(m.path);
+    m.pid = pid;
+    m.dev = makedev(major, minor);
+    m.ino = static_cast<ino_t>(inode);
+    file(m);
     mappings.push_back(std::move(m));
   }
+  processes_[pid] = std::move(mappings);
 }
 
 void UserSymbols::remember_file(const std::string &path) {
-  file(path);
+  file(Source{path});
 }
 
-const UserSymbols::File *UserSymbols::file(const std::string &path) {
-  if (auto it = files_.find(path); it != files_.end())
-    return &it->second;
-  if (not_elf_.count(path))
-    return nullptr;
-  UniqueFd fd = open_regular_file(path);
-  auto facts = fd ? read_elf_file_facts(fd.get()) : std::nullopt;
-  if (!facts) {
-    not_elf_.insert(path);
+UniqueFd UserSymbols::open(const Source &source, struct stat *st) const {
+  if (!source.pid)
+    return open_regular_file(source.path, st);
+  // The mapped file itself, then (the process gone) its path, each only
+  // when it is the file the mapping named.
+  char map_file[64];
+  std::snprintf(map_file, sizeof map_file, "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+                source.pid, source.map_start, source.map_end);
+  for (const std::string &path : {std::string(map_file), source.path}) {
+    UniqueFd fd = open_regular_file(path, st);
+    if (fd && st->st_dev == source.dev && st->st_ino == source.ino)
+      return fd;
+  }
+  return {};
+}
+
+const UserSymbols::File *UserSymbols::file(const Source &source) {
+  if (source.pid) {
+    if (auto it = files_.find({source.dev, source.ino}); it != files_.end())
+      return &it->second;
+  } else if (not_found_.count(source.path)) {
     return nullptr;
   }
-  std::string build_id = facts->build_id.empty() ? "" : as_kernel_gives_it(facts->build_id);
-  const File &f = files_[path] = File{path, std::move(*facts), build_id};
-  if (!build_id.empty())
-    by_build_id_.try_emplace(build_id, path);
-  return &f;
+  struct stat st {};
+  UniqueFd fd = open(source, &st);
+  auto facts = fd ? read_elf_file_facts(fd.get()) : std::nullopt;
+  if (!facts) {
+    if (!source.pid)
+      not_found_.insert(source.path);
+    return nullptr;
+  }
+  auto [it, fresh] = files_.try_emplace({st.st_dev, st.st_ino});
+  if (fresh) {
+    std::string id = facts->build_id.empty() ? "" : as_kernel_gives_it(facts->build_id);
+    it->second = File{source, st.st_dev, st.st_ino, std::move(*facts), id};
+    if (!id.empty())
+      by_build_id_.try_emplace(id, Identity{st.st_dev, st.st_ino});
+  }
+  return &it->second;
 }
 
 const UserSymbols::File *UserSymbols::find(uint32_t pid, const std::string &build_id) {
@@ -82,13 +110,13 @@ const UserSymbols::File *UserSymbols::find(uint32_t pid, const std::string &buil
   // that claims the same build id.
   auto own = [&]() -> const File * {
     for (const auto &m : processes_[pid])
-      if (const File *f = file(m.path); f && f->build_id == build_id)
+      if (const File *f = file(m); f && f->build_id == build_id)
         return f;
     return nullptr;
   };
   auto known = [&]() -> const File * {
     auto it = by_build_id_.find(build_id);
-    return it == by_build_id_.end() ? nullptr : file(it->second);
+    return it == by_build_id_.end() ? nullptr : &files_.at(it->second);
   };
   if (const File *f = own())
     return f;
@@ -117,7 +145,7 @@ const UserSymbols::File *UserSymbols::find(uint32_t pid, const std::string &buil
   while (unpadded.size() > 2 && unpadded.ends_with("00"))
     unpadded.resize(unpadded.size() - 2);
   for (const std::string &id : {build_id, unpadded})
-    file("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    file(Source{debug_file(id)});
   return known();
 }
 
@@ -126,17 +154,17 @@ std::vector<std::string> UserSymbols::symbolize(const File &f, uint64_t offset) 
   std::vector<std::string> names;
   // Its debug file first, where one is installed: a binary's own symbols
   // leave out its static functions.
-  std::vector<std::string> paths = {f.path};
+  std::vector<Source> sources = {f.source};
   if (const std::string &id = f.facts.build_id; id.size() > 2)
-    paths.insert(paths.begin(),
-                 "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
-  for (const std::string &path : paths) {
+    sources.insert(sources.begin(), Source{debug_file(id)});
+  for (const Source &source : sources) {
     // Opened and checked now: the path may name another file since.
-    UniqueFd fd = address ? open_regular_file(path) : UniqueFd();
+    struct stat st {};
+    UniqueFd fd = address ? open(source, &st) : UniqueFd();
     auto now = fd ? read_elf_file_facts(fd.get()) : std::nullopt;
     if (!now || now->build_id != f.facts.build_id)
       continue;
-    std::string key = (f.build_id.empty() ? f.path : f.build_id) + (path == f.path ? "" : ".debug");
+    std::string key = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
     if (auto named = symbolizer_.symbolize(fd.get(), key, {*address}))
       for (const auto &name : (*named)[0])
         names.push_back(printable(name));
@@ -144,19 +172,19 @@ std::vector<std::string> UserSymbols::symbolize(const File &f, uint64_t offset) 
       break;
   }
   if (names.empty())
-    names.push_back("[" + printable(f.path) + "+" + hex(offset) + "]");
+    names.push_back("[" + printable(f.source.path) + "+" + hex(offset) + "]");
   return names;
 }
 
 std::vector<std::string> UserSymbols::frames(uint32_t pid, const std::string &build_id,
                                              uint64_t offset) {
-  auto key = std::make_pair(build_id, offset);
-  if (auto it = named_.find(key); it != named_.end())
-    return it->second;
   const File *f = find(pid, build_id);
   // An unknown binary is left for a later stack: it may be found then.
   if (!f)
     return {"[" + build_id.substr(0, 16) + "+" + hex(offset) + "]"};
+  auto key = std::make_tuple(f->dev, f->ino, offset);
+  if (auto it = named_.find(key); it != named_.end())
+    return it->second;
   return named_[key] = symbolize(*f, offset);
 }
 
@@ -166,10 +194,10 @@ std::vector<std::string> UserSymbols::frames_at(uint32_t pid, uint64_t address) 
     if (attempt || !processes_.count(pid))
       remember_process(pid);
     for (const auto &m : processes_[pid]) {
-      if (address < m.start || address >= m.end)
+      if (address < m.map_start || address >= m.map_end)
         continue;
-      uint64_t offset = address - m.start + m.offset;
-      const File *f = file(m.path);
+      uint64_t offset = address - m.map_start + m.offset;
+      const File *f = file(m);
       if (f && !f->build_id.empty())
         return frames(pid, f->build_id, offset);
       if (f)

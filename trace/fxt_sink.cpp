@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <functional>
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 #include "trace/fxt_format.h"
 #include "trace/gzip_file.h"
+#include "trace/process_names.h"
 
 namespace mt {
 
@@ -20,24 +20,6 @@ namespace {
 
 constexpr uint64_t kTrackBit = 1ull << 63;  // synthetic thread koids, apart from real tids
 constexpr const char *kSelfName = "moontrace";
-
-std::string proc_comm(const std::string &path, const std::string &fallback) {
-  std::ifstream in(path);
-  std::string name;
-  if (!std::getline(in, name) || name.empty())
-    return fallback;
-  return name;
-}
-
-// " [/system.slice/x.service]": the cgroup v2 directory of a process, from
-// /proc/PID/cgroup, after its name; "" in the root or when it is gone.
-std::string cgroup_of(uint64_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("0::/") && line.size() > 4)
-      return " [" + line.substr(3) + "]";
-  return "";
-}
 
 uint64_t load(const unsigned char *p, uint32_t size) {
   uint64_t v = 0;
@@ -221,7 +203,7 @@ void FxtSink::name_thread(uint64_t pid, uint64_t tid) {
     return;  // named, and not renamed since
   if (named_processes_.insert(pid).second) {
     learn_name(pid, pid);
-    writer_->process(pid, names_[pid] + cgroup_of(pid));  // which container it ran in
+    writer_->process(pid, names_[pid] + cgroup_suffix(pid));  // which container it ran in
   }
   learn_name(pid, tid);
   auto [drawn, fresh] = drawn_names_.try_emplace(tid, names_[tid]);

@@ -58,6 +58,7 @@ class E2eCgroup : public BpfTest {
     std::string stat = "/proc/" + std::to_string(inside.pid()) + "/stat";
     for (int i = 0; i < 500 && !contains(read_file(stat), ") T "); i++)
       usleep(10000);
+    EXPECT_TRUE(contains(read_file(stat), ") T ")) << "the shell did not stop";
     std::vector<std::string> all = args;
     all.insert(all.end(), {"--pid", std::to_string(inside.pid())});
     Process tracer(mt(all));

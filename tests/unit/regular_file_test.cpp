@@ -1,5 +1,6 @@
 // open_regular_file: a regular file opens; a FIFO (which would block), a
-// device and a directory do not, and none of them is opened to find out.
+// device, a directory and a file of procfs do not, and none of them is
+// opened to find out.
 #include "common/regular_file.h"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,9 @@ TEST(RegularFile, OnlyRegularFilesOpen) {
   struct stat st {};
   EXPECT_TRUE(open_regular_file(file, &st));
   EXPECT_EQ(st.st_size, 1);
-  for (const std::string &path : {fifo, std::string("/dev/null"), std::string(dir)}) {
+  // /proc/self/status is a regular file the kernel serves.
+  for (const std::string &path :
+       {fifo, std::string("/dev/null"), std::string(dir), std::string("/proc/self/status")}) {
     errno = 0;
     EXPECT_FALSE(open_regular_file(path)) << path;  // a FIFO would have blocked here
     EXPECT_EQ(errno, EINVAL) << path;
