@@ -13,6 +13,7 @@ packages=(
   nettle-dev openssh-client                        # packages: sha256, signatures (ssh-keygen)
   liburing-dev libgtest-dev fio                    # workloads and tests
   systemtap-sdt-dev                                # tests: a workload with USDT probes (sys/sdt.h)
+  libc6-dbg                                        # tests: user stacks name libc's own functions from its debug file
   nlohmann-json3-dev                               # tests parse -f json output
   bpftrace linux-perf                              # benchmarks compare against them
   qemu-system-x86 linux-image-amd64 busybox-static # tests/vm: Debian's 6.1 kernel in qemu

@@ -37,9 +37,12 @@ std::vector<std::string> functions(const std::string &frames, char separator) {
   return out;
 }
 
+// call_chain's functions, then the C library's that called main: a shared
+// library's static function, named from its debug file (libc6-dbg).
 bool starts_with_chain(const std::vector<std::string> &functions) {
   return functions.size() > kChain.size() &&
-         std::equal(kChain.begin(), kChain.end(), functions.begin());
+         std::equal(kChain.begin(), kChain.end(), functions.begin()) &&
+         functions[kChain.size()] == "__libc_start_call_main";
 }
 
 TEST_F(E2eStacks, EventsCarryTheirKernelAndUserStacksNamed) {
