@@ -46,12 +46,13 @@ std::string program_of(const std::string &command) {
 StackResolver::StackResolver(const BpfProgram &program, bool user_stacks,
                              const std::string &command, int pid)
     : program_(program), user_stacks_(user_stacks) {
-  if (std::string file = command.empty() || !user_stacks ? "" : program_of(command); !file.empty())
-    user_.remember_file(file);
-  if (pid > 0 && user_stacks)
-    user_.remember_process(static_cast<uint32_t>(pid));
-  if (user_stacks)
+  if (user_stacks) {
+    if (std::string file = program_of(command); !file.empty())
+      user_.remember_file(file);
+    if (pid > 0)
+      user_.remember_process(static_cast<uint32_t>(pid));
     user_.prepare();
+  }
   set_stack_text([this](const std::string &map, uint64_t value) { return text(map, value); });
 }
 
