@@ -26,6 +26,18 @@
 #include "common/field_codec.h"
 #include "compiler/clang_compiler.h"
 
+// Built with AddressSanitizer (GCC says so one way, Clang another).
+#if defined(__SANITIZE_ADDRESS__)
+#define MT_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MT_ADDRESS_SANITIZER 1
+#endif
+#endif
+#ifndef MT_ADDRESS_SANITIZER
+#define MT_ADDRESS_SANITIZER 0
+#endif
+
 namespace mt {
 
 namespace {
@@ -157,8 +169,11 @@ void serve_symbolizer_child(const char *empty_root) {
   // Nothing a binary names (split DWARF's files) can be opened from here.
   if (chroot(empty_root) != 0 || chdir("/") != 0 || !drop_privileges())
     _exit(1);
-  struct rlimit memory = {4ull << 30, 4ull << 30};  // DWARF of a big binary fits
+    // DWARF of a big binary fits. (AddressSanitizer maps far more, lazily.)
+#if !MT_ADDRESS_SANITIZER
+  struct rlimit memory = {4ull << 30, 4ull << 30};
   setrlimit(RLIMIT_DATA, &memory);
+#endif
   if (!send_message(socket, "ready"))
     _exit(0);
   for (;;) {
