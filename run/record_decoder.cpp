@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "bpf_headers/mt_abi.h"
 #include "common/hex_digits.h"
@@ -130,17 +131,10 @@ std::string cgroup_path_of(uint64_t id) {
 
 std::vector<std::string> stack_frames(const std::string &text) {
   std::vector<std::string> frames;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos)
-      end = text.size();
-    std::string line = text.substr(at, end - at);
-    size_t first = line.find_first_not_of(' ');
-    if (first != std::string::npos)
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (size_t first = line.find_first_not_of(' '); first != std::string::npos)
       frames.push_back(line.substr(first));
-    at = end + 1;
-  }
   return frames;
 }
 

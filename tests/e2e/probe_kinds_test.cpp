@@ -9,6 +9,14 @@ namespace {
 
 class E2eProbeKinds : public BpfTest {
  protected:
+  // `cat FILE` traced by `script`, FILE a file m.txt of its own: the run,
+  // and FILE's path.
+  std::pair<Result, std::string> cat_traced_by(const std::string &script) {
+    std::string file = dir_.write("m.txt", "x");
+    dir_.write("open.lua", script);
+    return {run(mt({"-c", "cat " + file, dir_.file("open.lua")})), file};
+  }
+  TempDir dir_;
   Result trace(const std::string &kind, int nops, int batch = 32) {
     return run(
         mt({"-c", workload("nop_storm") + " " + std::to_string(nops) + " " + std::to_string(batch),
@@ -54,16 +62,13 @@ TEST_F(E2eProbeKinds, UprobeAndUretprobeSeeArgumentsAndResult) {
 // its memory (kernel memory would give ""); ustr() says so, kstr() reads
 // kernel memory whatever the pointer.
 TEST_F(E2eProbeKinds, SyscallPointersAreReadFromTheCallersMemory) {
-  TempDir dir;
-  std::string file = dir.write("m.txt", "x");
-  dir.write("open.lua",
-            "probe(\"tracepoint:syscalls:sys_enter_openat\", { capture = {\n"
-            "  f = \"str(args.filename, 256)\", u = \"ustr(args.filename, 256)\",\n"
-            "  k = \"kstr(args.filename, 256)\", s = \"str( args.filename , 256 )\" } },\n"
-            "  function(ev)\n"
-            "  if ev.f:find(\"m.txt\", 1, true) then print(\"f=\" .. ev.f .. \" u=\" .. ev.u ..\n"
-            "    \" k=[\" .. ev.k .. \"] s=\" .. ev.s) end end)\n");
-  auto r = run(mt({"-c", "cat " + file, dir.file("open.lua")}));
+  auto [r, file] = cat_traced_by(
+      "probe(\"tracepoint:syscalls:sys_enter_openat\", { capture = {\n"
+      "  f = \"str(args.filename, 256)\", u = \"ustr(args.filename, 256)\",\n"
+      "  k = \"kstr(args.filename, 256)\", s = \"str( args.filename , 256 )\" } },\n"
+      "  function(ev)\n"
+      "  if ev.f:find(\"m.txt\", 1, true) then print(\"f=\" .. ev.f .. \" u=\" .. ev.u ..\n"
+      "    \" k=[\" .. ev.k .. \"] s=\" .. ev.s) end end)\n");
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.out, "f=" + file + " u=" + file + " k=[] s=" + file)) << r;
 }
@@ -72,15 +77,12 @@ TEST_F(E2eProbeKinds, SyscallPointersAreReadFromTheCallersMemory) {
 // openat: its second argument): str() reads it from the program's memory
 // once the kernel's read refuses it, kstr() does not.
 TEST_F(E2eProbeKinds, StrOfAUserPointerAKernelProbeGotReadsTheProgramsMemory) {
-  TempDir dir;
-  std::string file = dir.write("m.txt", "x");
-  dir.write("open.lua",
-            "probe(\"tp_btf:sys_enter\", { filter = \"args.id == " + std::to_string(SYS_openat) +
-                "\", capture = {\n"
-                "  f = \"str(args.regs->si, 256)\", k = \"kstr(args.regs->si, 256)\" } },\n"
-                "  function(ev) if ev.f:find(\"m.txt\", 1, true) then\n"
-                "    print(\"f=\" .. ev.f .. \" k=[\" .. ev.k .. \"]\") end end)\n");
-  auto r = run(mt({"-c", "cat " + file, dir.file("open.lua")}));
+  auto [r, file] = cat_traced_by(
+      "probe(\"tp_btf:sys_enter\", { filter = \"args.id == " + std::to_string(SYS_openat) +
+      "\", capture = {\n"
+      "  f = \"str(args.regs->si, 256)\", k = \"kstr(args.regs->si, 256)\" } },\n"
+      "  function(ev) if ev.f:find(\"m.txt\", 1, true) then\n"
+      "    print(\"f=\" .. ev.f .. \" k=[\" .. ev.k .. \"]\") end end)\n");
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.out, "f=" + file + " k=[]")) << r;
 }

@@ -13,7 +13,21 @@
 namespace e2e {
 namespace {
 
-class E2eStacks : public BpfTest {};
+class E2eStacks : public BpfTest {
+ protected:
+  // call_chain 300000: it runs about a second, long enough for its first
+  // stack to be named while it runs.
+  void run_a_long_call_chain() {
+    ASSERT_EQ(run({{workload("call_chain"), "300000"}}, 60s).exit_code, 0);
+  }
+  // The end of a run that counted call_chain's calls by ustack, folded.
+  void expect_the_long_chain_named(Process &tracer) {
+    Result r = tracer.wait();
+    ASSERT_EQ(r.exit_code, 0) << r;
+    EXPECT_TRUE(contains(r.out, "main;chain_outer;chain_middle;chain_inner;chain_syscall 300000"))
+        << r;
+  }
+};
 
 // Only call_chain's system calls.
 const char *kProbe =
@@ -113,15 +127,12 @@ TEST_F(E2eStacks, AProgramNotStartedByMoontraceIsNamedToo) {
                          std::string(kProbe) + "aggregate = calls })\n");
   Process tracer(mt({"-f", "folded", tmp.file("t.lua")}));
   ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
-  // Long enough for the run to read its mappings when its first stack
-  // arrives (a program that exits at once is named only where another
-  // process maps its binary, or its debug file is installed).
-  ASSERT_EQ(run({{workload("call_chain"), "300000"}}, 60s).exit_code, 0);
+  // The run reads its mappings when its first stack arrives (a program
+  // that exits at once is named only where another process maps its
+  // binary, or its debug file is installed).
+  run_a_long_call_chain();
   tracer.signal(SIGINT);
-  Result r = tracer.wait();
-  ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_TRUE(contains(r.out, "main;chain_outer;chain_middle;chain_inner;chain_syscall 300000"))
-      << r;
+  expect_the_long_chain_named(tracer);
 }
 
 // Other users' binaries are parsed by a child that runs as nobody, with
@@ -137,8 +148,7 @@ TEST_F(E2eStacks, BinariesAreReadByAChildRunningAsNobody) {
                          "capture = { \"ustack\" } }, function() end)\n");
   Process tracer(mt({"-f", "folded", tmp.file("t.lua")}));
   ASSERT_TRUE(tracer.wait_for_err("attached")) << tracer.err();
-  // Long enough for its first stack to be named while it runs.
-  ASSERT_EQ(run({{workload("call_chain"), "300000"}}, 60s).exit_code, 0);
+  run_a_long_call_chain();
   std::string child, status;
   for (int i = 0; i < 1000 && !contains(status, "Uid:\t65534"); i++) {
     Result found = run({{"pgrep", "-P", std::to_string(tracer.pid()), "-f", "symbolizer-child"}});
@@ -159,10 +169,7 @@ TEST_F(E2eStacks, BinariesAreReadByAChildRunningAsNobody) {
     EXPECT_TRUE(target == "/dev/null" || target.starts_with("socket:")) << target;
   }
   kill(-tracer.pid(), SIGINT);  // as a terminal's Ctrl-C does
-  Result r = tracer.wait();
-  ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_TRUE(contains(r.out, "main;chain_outer;chain_middle;chain_inner;chain_syscall 300000"))
-      << r;
+  expect_the_long_chain_named(tracer);
 }
 
 TEST_F(E2eStacks, DrawnStacksAreArgumentsPerfettoShows) {
