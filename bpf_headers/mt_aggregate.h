@@ -63,35 +63,14 @@ static __always_inline int mt_map_add(void *map, const void *key, const void *de
   return -1;
 }
 
-/* Slot i holds [2^i, 2^(i+1)), slot 0 also 0; negatives go to slot 64. */
+/* Slot i holds [2^i, 2^(i+1)), slot 0 also 0; negatives go to slot 64.
+ * Without branches (the compiler expands the count of leading zeros into
+ * shifts and masks): each branch would double the paths the verifier walks
+ * through the rest of the program, as every one leaves a different slot. */
 static __always_inline __u32 mt_log2_slot(__s64 value) {
   if (value < 0)
     return 64;
-  __u64 v = value;
-  __u32 slot = 0;
-  if (v >> 32) {
-    v >>= 32;
-    slot += 32;
-  }
-  if (v >> 16) {
-    v >>= 16;
-    slot += 16;
-  }
-  if (v >> 8) {
-    v >>= 8;
-    slot += 8;
-  }
-  if (v >> 4) {
-    v >>= 4;
-    slot += 4;
-  }
-  if (v >> 2) {
-    v >>= 2;
-    slot += 2;
-  }
-  if (v >> 1)
-    slot += 1;
-  return slot;
+  return 63 - __builtin_clzll((__u64)value | 1);
 }
 
 /* A log-linear slot, for quantiles: values below 8 have their own slot;
