@@ -26,7 +26,11 @@
 #define MT_LATENCY_COUNTS mt_latency_counts     /* per latency pair: starts, stops, missed */
 #define MT_FLOW_MARKS mt_flow_marks             /* -p/-c: flows begun in a traced process */
 #define MT_FLOW_MARKS_TAKEN mt_flow_marks_taken /* marks taken over by another flow */
-/* Maps named per declaration: codegen/c_generator.h. */
+/* Maps named per declaration: codegen/c_generator.h. The struct types of
+ * their values are named mt_..._val: the compiler loads through a pointer
+ * to one directly, as it points into a map (compiler/deref_rewriter.cpp). */
+#define MT_MAP_VALUE_TYPE_PREFIX "mt_"
+#define MT_MAP_VALUE_TYPE_SUFFIX "_val"
 
 /* Every record begins with the id of the probe that sent it (a __u32),
  * and starts on MT_RECORD_ALIGN bytes in a batch. Records with the id

@@ -577,10 +577,11 @@ class ProbeWriter {
     out_ << comment("latency pair '" + lat.name + "': start times by key");
     write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
     // The start time first (mt_latency_start sets it), then what is carried.
-    write_struct(name + "_val", rp, lat.carry, "  __u64 __start_ns;\n");
-    out_ << "extern struct " + name + "_val __mt_start_" + std::to_string(lat.id) + ";\n";
+    std::string value = name + MT_MAP_VALUE_TYPE_SUFFIX;
+    write_struct(value, rp, lat.carry, "  __u64 __start_ns;\n");
+    out_ << "extern struct " + value + " __mt_start_" + std::to_string(lat.id) + ";\n";
     out_ << map_definition(name, "BPF_MAP_TYPE_LRU_HASH", lat.size, "struct " + name + "_key",
-                           "struct " + name + "_val");
+                           "struct " + value);
   }
 
   void write_aggregation_map(const AggregationDecl &agg, const ResolvedProbe &rp) {
@@ -805,7 +806,7 @@ void write_script_map(const MapDecl &m, Emitter &out) {
   if (!m.key_fields.empty())
     write_struct("_key", m.key_fields, " __attribute__((packed))");
   if (!m.value_fields.empty())
-    write_struct("_val", m.value_fields, "");
+    write_struct(MT_MAP_VALUE_TYPE_SUFFIX, m.value_fields, "");
   out << comment("map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) +
                  ")");
   out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
@@ -818,7 +819,7 @@ void write_script_map(const MapDecl &m, Emitter &out) {
   if (m.value_fields.empty())
     out.expression(typed(m.value_type));
   else
-    out << "struct mt_map_" + m.name + "_val";
+    out << "struct mt_map_" + m.name + MT_MAP_VALUE_TYPE_SUFFIX;
   out << ");\n} " + m.name + " SEC(\".maps\");\n";
 }
 

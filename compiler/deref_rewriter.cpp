@@ -12,6 +12,8 @@
 #include <optional>
 #include <vector>
 
+#include "bpf_headers/mt_abi.h"
+
 namespace mt {
 
 namespace {
@@ -34,11 +36,22 @@ bool is_map_lookup(const Expr *e) {
   return ref && ref->getDecl()->getName() == "bpf_map_lookup_elem";
 }
 
+// Whether `type` points at a map's value: a struct the engine declares for
+// one (mt_abi.h), as a lookup's result has wherever it is kept.
+bool points_at_map_value(QualType type) {
+  const auto *pointer = type->getAs<PointerType>();
+  const RecordDecl *record = pointer ? pointer->getPointeeType()->getAsRecordDecl() : nullptr;
+  if (!record)
+    return false;
+  StringRef name = record->getName();
+  return name.starts_with(MT_MAP_VALUE_TYPE_PREFIX) && name.ends_with(MT_MAP_VALUE_TYPE_SUFFIX);
+}
+
 // Whether the lvalue is reached through a pointer that needs a probe read.
 bool needs_read(const Expr *lvalue);
 
 // Whether `p` points at memory the program may load directly: the context
-// (`__ctx`), the record (`__r`), map values, or lvalues not reached through
+// (`__ctx`), the record (`__r`), map values (by lookup or by type), or lvalues not reached through
 // any pointer (locals, arrays inside them).
 bool is_direct_pointer(const Expr *p) {
   for (;;) {
@@ -52,7 +65,7 @@ bool is_direct_pointer(const Expr *p) {
     return !needs_read(p);
   if (const auto *op = dyn_cast<UnaryOperator>(p); op && op->getOpcode() == UO_AddrOf)
     return !needs_read(op->getSubExpr());
-  if (is_map_lookup(p))
+  if (is_map_lookup(p) || points_at_map_value(p->getType()))
     return true;
   const auto *ref = dyn_cast<DeclRefExpr>(p);
   const auto *var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;

@@ -231,6 +231,33 @@ TEST(DerefRewriter, LoadsMapValuesFromMapPtrDirectly) {
   EXPECT_HAS(result, "s += *v + __mt_ld(o, val.x, struct rw_outer);");
 }
 
+TEST(DerefRewriter, LoadsThroughPointersToMapValueTypesDirectly) {
+  // A lookup kept through a statement expression and a conditional (as
+  // uring.lua finds a ring's state) is still typed as the map's value; a
+  // struct named otherwise, at the same address, is read.
+  auto result = compile(std::string(kPrelude) + R"(struct mt_map_rings_val {
+  __u32 head;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct mt_map_rings_val);
+} rings SEC(".maps");
+SEC("kprobe/foo") int f(struct mt_pt_regs *__ctx) {
+  long s = 0;
+  __auto_type state = ({ __u32 __k = 0; __typeof__(rings.value) __f = NULL, __e;
+                         if ((__e = bpf_map_lookup_elem(&rings, &__k)) && __e->head) __f = __e;
+                         __f ? __f : NULL; });
+  struct rw_inner *other = (struct rw_inner *)state;
+  if (state)
+    s += state->head + other->x;
+  return s;
+}
+)");
+  EXPECT_HAS(result, "s += state->head + __mt_rd(other, x);");
+}
+
 TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
   // Shaped like generated kprobe code: `args` is a local built from registers.
   auto result = compile(
