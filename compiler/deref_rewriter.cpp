@@ -176,11 +176,18 @@ std::string kernel_record_of(const Expr *pointer) {
 // offset (the verifier takes no other), and a number, or a pointer that is
 // only the base of another arrow (a loaded pointer is one the verifier
 // forbids arithmetic on, so it must go nowhere else).
+bool at_constant_offset(const Expr *lvalue, const MemberExpr *arrow, const ASTContext &context);
+
 bool loads_directly(const Expr *lvalue, const MemberExpr *arrow, bool arrow_base,
                     const ASTContext &context) {
   QualType type = lvalue->getType();
-  if (!type->isIntegralOrEnumerationType() && !(arrow_base && type->isPointerType()))
-    return false;
+  return (type->isIntegralOrEnumerationType() || (arrow_base && type->isPointerType())) &&
+         at_constant_offset(lvalue, arrow, context);
+}
+
+// Whether `lvalue` is at a constant offset from its arrow's base: members,
+// and array subscripts that are constants.
+bool at_constant_offset(const Expr *lvalue, const MemberExpr *arrow, const ASTContext &context) {
   for (const Expr *e = lvalue->IgnoreParens(); e != arrow;) {
     if (const auto *member = dyn_cast<MemberExpr>(e)) {
       e = member->getBase()->IgnoreParens();
@@ -310,23 +317,22 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   bool typed_ = false;
 
   void rewrite_read(const Expr *lvalue, bool arrow_base) {
-    if (!(typed_ ? needs_typed_read(lvalue) : needs_read(lvalue)) || is_bit_field(lvalue))
+    if (is_bit_field(lvalue))
       return;
-    ReadEdits edits(sm_, lang_, sm_.getMainFileID());
-    // The read's last token is the user's, not a macro's.
-    if (!lvalue->getEndLoc().isFileID())
-      edits.fail();
+    if (typed_ && !needs_typed_read(lvalue)) {
+      walk_untrusted(lvalue);
+      return;
+    }
+    if (!typed_ && !needs_read(lvalue))
+      return;
+    ReadEdits edits = edits_of(lvalue);
     if (const MemberExpr *arrow = arrow_root(lvalue)) {
       // p->path => __mt_rd(p, path), or __mt_ld(p, path, struct T) for a
       // number in a kernel struct (a plain load where the kernel allows)
       std::string record = kernel_record_of(arrow->getBase());
       bool load = !record.empty() && loads_directly(lvalue, arrow, arrow_base, context_);
-      edits.open_before(arrow->getBase(), load ? "__mt_ld(" : "__mt_rd(");
-      SourceLocation op_loc = arrow->getOperatorLoc();
-      if (op_loc.isInvalid())
-        op_loc = token_after(arrow->getBase(), tok::arrow);
-      edits.replace_token(op_loc, 2, ", ");
-      edits.close_after(lvalue, load ? ", " + record + ")" : ")");
+      wrap_arrow(edits, lvalue, arrow, load ? "__mt_ld(" : "__mt_rd(",
+                 load ? ", " + record + ")" : ")");
     } else if (const auto *op = dyn_cast<UnaryOperator>(lvalue)) {
       // *p => __mt_deref(p)
       edits.replace_token(op->getOperatorLoc(), 1, "__mt_deref(");
@@ -343,6 +349,39 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
       edits.close_after(lvalue, ")");
     }
     edits.apply(rewriter_);
+  }
+
+  // In a typed program: p->path => __mt_walk(p, path, struct T) for a
+  // pointer in a kernel struct (mt_helpers.h).
+  void walk_untrusted(const Expr *lvalue) {
+    const MemberExpr *arrow = arrow_root(lvalue);
+    if (!arrow || !lvalue->getType()->isPointerType())
+      return;
+    std::string record = kernel_record_of(arrow->getBase());
+    if (record.empty() || !at_constant_offset(lvalue, arrow, context_))
+      return;
+    ReadEdits edits = edits_of(lvalue);
+    wrap_arrow(edits, lvalue, arrow, "__mt_walk(", ", " + record + ")");
+    edits.apply(rewriter_);
+  }
+
+  ReadEdits edits_of(const Expr *lvalue) const {
+    ReadEdits edits(sm_, lang_, sm_.getMainFileID());
+    // The read's last token is the user's, not a macro's.
+    if (!lvalue->getEndLoc().isFileID())
+      edits.fail();
+    return edits;
+  }
+
+  // p->path => OPENp, pathCLOSE
+  void wrap_arrow(ReadEdits &edits, const Expr *lvalue, const MemberExpr *arrow,
+                  const std::string &open, const std::string &close) const {
+    edits.open_before(arrow->getBase(), open);
+    SourceLocation op_loc = arrow->getOperatorLoc();
+    if (op_loc.isInvalid())
+      op_loc = token_after(arrow->getBase(), tok::arrow);
+    edits.replace_token(op_loc, 2, ", ");
+    edits.close_after(lvalue, close);
   }
 
   // The `->` or `[` after an operand, found by lexing: the AST has no `[`

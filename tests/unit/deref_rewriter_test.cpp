@@ -258,6 +258,29 @@ SEC("kprobe/foo") int f(struct mt_pt_regs *__ctx) {
   EXPECT_HAS(result, "s += state->head + __mt_rd(other, x);");
 }
 
+TEST(DerefRewriter, WalksPointersOfTypedArgumentsUntrusted) {
+  // A fentry-shaped program: its arguments are typed and load directly; a
+  // pointer loaded from a kernel struct goes through __mt_walk, numbers and
+  // addresses stay as written.
+  std::string source = std::string(kPrelude) + R"(SEC("fentry/foo") int f(__u64 *__ctx) {
+  struct { struct rw_outer *o; } args = {(typeof(args.o))__ctx[0]};
+  long s = args.o->in->x + args.o->val.x;
+  const struct rw_inner *at = &args.o->val;
+  s += (long)args.o->next->next + (long)at;
+  return s;
+}
+)";
+  CompileOptions options;
+  options.typed_read_functions = {"f"};
+  CompileResult result = testing::compile_in_child(source, options);
+  ASSERT_TRUE(result.ok) << describe(result);
+  EXPECT_HAS(result, "long s = __mt_walk(args.o, in, struct rw_outer)->x + args.o->val.x;");
+  EXPECT_HAS(result, "const struct rw_inner *at = &args.o->val;");
+  EXPECT_HAS(result,
+             "s += (long)__mt_walk(__mt_walk(args.o, next, struct rw_outer), next, "
+             "struct rw_outer) + (long)at;");
+}
+
 TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
   // Shaped like generated kprobe code: `args` is a local built from registers.
   auto result = compile(
