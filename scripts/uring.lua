@@ -351,6 +351,10 @@ end
 -- user_data once its ring came near overflowing, kept (1) or dropped (2),
 -- remembered, and left undrawn when dropped.
 local function decide(A)
+  -- Keyed by the ring's address as its state keeps it: a load from a map,
+  -- not from the request (in a macro's argument, which stays a pointer the
+  -- verifier checks by scans of the kernel's BTF: mt_helpers.h, __mt_walk).
+  local R = { ctx = "ring->ctx", user_data = A.user_data }
   return c([[
     ring->submitted += 1; ring->seen = nsecs; ${first_in_stint}
     if (!ring->near && ${may_overflow}) ring->near = 1;
@@ -364,9 +368,9 @@ local function decide(A)
     if (keep != 1) return 0;
     if (${multishot}) map_set(by_user_data, ${key}, (__u64)${req});]],
     { first_in_stint = first_in_stint("ring->sqpoll"), may_overflow = cq_may_overflow(A.ctx),
-      near_key = by_user_data_key(A, "near_overflow"), req = A.req, opcode = A.opcode,
+      near_key = by_user_data_key(R, "near_overflow"), req = A.req, opcode = A.opcode,
       entry = new_request(A.req), POLL_ADD = op.POLL_ADD, multishot = multishot("opcode"),
-      key = by_user_data_key(A) })
+      key = by_user_data_key(R) })
 end
 
 -- C: puts ring CTX in the first free field of process_rings entry P.
