@@ -53,10 +53,20 @@ std::string ObjectCache::default_directory() {
   return home_of_effective_user() + "/.cache/moontrace";
 }
 
+const char *ObjectCache::compiler_sources_digest() {
+  return MT_COMPILER_SOURCES_DIGEST;
+}
+
 std::string ObjectCache::portable_key_for(const std::string &c_source,
                                           const CompileOptions &options) {
+  return portable_key_for(c_source, options, compiler_sources_digest());
+}
+
+std::string ObjectCache::portable_key_for(const std::string &c_source,
+                                          const CompileOptions &options,
+                                          const std::string &compiler) {
   ContentHash hash;
-  hash.add(c_source).add(MT_VERSION);
+  hash.add(c_source).add(MT_VERSION).add(compiler);
   for (const auto &[mode, functions] : {std::pair{"probe reads", &options.rewrite_functions},
                                         std::pair{"typed reads", &options.typed_read_functions}})
     for (const auto &function : *functions)

@@ -33,6 +33,12 @@ class ObjectCache {
   // were compiled from C generated for the kernel they are run on.
   static std::string portable_key_for(const std::string &c_source,
                                       const CompileOptions &options = {});
+  // The digest of the compiler library's sources this build was made from
+  // (CMakeLists.txt): part of both keys, as its rewriter decides how the C
+  // reads memory. COMPILER (tests) stands for another build's.
+  static std::string portable_key_for(const std::string &c_source, const CompileOptions &options,
+                                      const std::string &compiler);
+  static const char *compiler_sources_digest();
 
   // The object stored for `key`, or nullopt when there is none or it is
   // damaged or another key's. Throws mt::Error (one line, with the fix)

@@ -81,6 +81,17 @@ TEST_F(ObjectCacheTest, KeyTellsHowPointerReadsAreRewritten) {
             ObjectCache::key_for("int x;", probe_reads));
 }
 
+// Another build of the compiler library may compile the same C otherwise
+// (its rewriter): never its object.
+TEST_F(ObjectCacheTest, KeyTellsTheCompilerLibrarysBuild) {
+  std::string digest = ObjectCache::compiler_sources_digest();
+  EXPECT_EQ(digest.size(), 64u);
+  EXPECT_EQ(ObjectCache::portable_key_for("int x;", {}, digest),
+            ObjectCache::portable_key_for("int x;"));
+  EXPECT_NE(ObjectCache::portable_key_for("int x;", {}, digest),
+            ObjectCache::portable_key_for("int x;", {}, std::string(64, '0')));
+}
+
 TEST_F(ObjectCacheTest, EncodingCarriesKeyAndDigest) {
   std::string bytes = ObjectCache::encode(kKey, kObject);
   EXPECT_EQ(ObjectCache::decode(kKey, bytes), kObject);
