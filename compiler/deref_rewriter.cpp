@@ -171,20 +171,6 @@ std::string kernel_record_of(const Expr *pointer) {
   return std::string(record->isUnion() ? "union " : "struct ") + record->getName().str();
 }
 
-// Whether `lvalue` (reached from an arrow's base through members and
-// subscripts) can be loaded through a cast pointer: it is at a constant
-// offset (the verifier takes no other), and a number, or a pointer that is
-// only the base of another arrow (a loaded pointer is one the verifier
-// forbids arithmetic on, so it must go nowhere else).
-bool at_constant_offset(const Expr *lvalue, const MemberExpr *arrow, const ASTContext &context);
-
-bool loads_directly(const Expr *lvalue, const MemberExpr *arrow, bool arrow_base,
-                    const ASTContext &context) {
-  QualType type = lvalue->getType();
-  return (type->isIntegralOrEnumerationType() || (arrow_base && type->isPointerType())) &&
-         at_constant_offset(lvalue, arrow, context);
-}
-
 // Whether `lvalue` is at a constant offset from its arrow's base: members,
 // and array subscripts that are constants.
 bool at_constant_offset(const Expr *lvalue, const MemberExpr *arrow, const ASTContext &context) {
@@ -200,6 +186,18 @@ bool at_constant_offset(const Expr *lvalue, const MemberExpr *arrow, const ASTCo
     }
   }
   return true;
+}
+
+// Whether `lvalue` (reached from an arrow's base through members and
+// subscripts) can be loaded through a cast pointer: it is at a constant
+// offset (the verifier takes no other), and a number, or a pointer that is
+// only the base of another arrow (a loaded pointer is one the verifier
+// forbids arithmetic on, so it must go nowhere else).
+bool loads_directly(const Expr *lvalue, const MemberExpr *arrow, bool arrow_base,
+                    const ASTContext &context) {
+  QualType type = lvalue->getType();
+  return (type->isIntegralOrEnumerationType() || (arrow_base && type->isPointerType())) &&
+         at_constant_offset(lvalue, arrow, context);
 }
 
 bool is_bit_field(const Expr *lvalue) {
@@ -287,8 +285,15 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   // Only loads are reads: address computations, array decay and
   // assignment targets carry no lvalue-to-rvalue conversion.
   bool VisitImplicitCastExpr(ImplicitCastExpr *cast) {
-    if (cast->getCastKind() == CK_LValueToRValue)
-      rewrite_read(cast->getSubExpr()->IgnoreParens(), is_arrow_base(cast));
+    if (cast->getCastKind() != CK_LValueToRValue)
+      return true;
+    const Expr *lvalue = cast->getSubExpr()->IgnoreParens();
+    if (typed_ && !needs_typed_read(lvalue)) {
+      if (only_read_through(cast))
+        walk_untrusted(lvalue);
+    } else {
+      rewrite_read(lvalue, is_arrow_base(cast));
+    }
     return true;
   }
 
@@ -298,8 +303,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   bool is_arrow_base(const Expr *e) const {
     bool in_arrow = false;
     for (;;) {
-      auto parents = context_.getParents(*e);
-      const Expr *parent = parents.size() == 1 ? parents[0].get<Expr>() : nullptr;
+      const Expr *parent = parent_of(e);
       if (const auto *member = dyn_cast_or_null<MemberExpr>(parent)) {
         if (member->getBase() != e)
           return false;
@@ -313,17 +317,66 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
     }
   }
 
+  // The one parent expression of `e`, or null.
+  const Expr *parent_of(const Expr *e) const {
+    auto parents = context_.getParents(*e);
+    return parents.size() == 1 ? parents[0].get<Expr>() : nullptr;
+  }
+
+  // Whether the pointer `load` yields goes only where an untrusted copy
+  // serves as well: to loads of what it points to (through casts to other
+  // pointers), into a number, a comparison, or the record. Not to a helper,
+  // a local or an address taken (&p->f->g), which may need it trusted.
+  bool only_read_through(const Expr *load) const {
+    for (const Expr *e = load;;) {
+      const Expr *parent = parent_of(e);
+      if (!parent)
+        return false;
+      if (isa<ParenExpr>(parent)) {
+        e = parent;
+      } else if (const auto *cast = dyn_cast<CastExpr>(parent)) {
+        if (cast->getType()->isIntegerType())
+          return true;
+        if (!cast->getType()->isPointerType())
+          return false;
+        e = parent;
+      } else if (const auto *member = dyn_cast<MemberExpr>(parent)) {
+        return member->getBase() == e && member->isArrow() && is_loaded(member);
+      } else if (const auto *op = dyn_cast<BinaryOperator>(parent)) {
+        if (op->isComparisonOp())
+          return true;
+        const auto *target = dyn_cast<MemberExpr>(op->getLHS()->IgnoreParens());
+        const auto *base =
+            target ? dyn_cast<DeclRefExpr>(target->getBase()->IgnoreParenImpCasts()) : nullptr;
+        return op->getOpcode() == BO_Assign && op->getRHS()->IgnoreParens() == e->IgnoreParens() &&
+               base && base->getDecl()->getName() == "__r";
+      } else {
+        return false;
+      }
+    }
+  }
+
+  // Whether member access `e` (with the members after it) is loaded.
+  bool is_loaded(const Expr *e) const {
+    for (;;) {
+      const Expr *parent = parent_of(e);
+      if (const auto *member = dyn_cast_or_null<MemberExpr>(parent); member && !member->isArrow()) {
+        e = parent;
+      } else if (const auto *cast = dyn_cast_or_null<ImplicitCastExpr>(parent)) {
+        return cast->getCastKind() == CK_LValueToRValue;
+      } else if (isa_and_nonnull<ParenExpr>(parent)) {
+        e = parent;
+      } else {
+        return false;
+      }
+    }
+  }
+
   // Set per function: whether its typed pointers load directly.
   bool typed_ = false;
 
   void rewrite_read(const Expr *lvalue, bool arrow_base) {
-    if (is_bit_field(lvalue))
-      return;
-    if (typed_ && !needs_typed_read(lvalue)) {
-      walk_untrusted(lvalue);
-      return;
-    }
-    if (!typed_ && !needs_read(lvalue))
+    if (is_bit_field(lvalue) || !(typed_ ? needs_typed_read(lvalue) : needs_read(lvalue)))
       return;
     ReadEdits edits = edits_of(lvalue);
     if (const MemberExpr *arrow = arrow_root(lvalue)) {
@@ -355,7 +408,7 @@ class Visitor : public RecursiveASTVisitor<Visitor> {
   // pointer in a kernel struct (mt_helpers.h).
   void walk_untrusted(const Expr *lvalue) {
     const MemberExpr *arrow = arrow_root(lvalue);
-    if (!arrow || !lvalue->getType()->isPointerType())
+    if (!arrow || !lvalue->getType()->isPointerType() || is_bit_field(lvalue))
       return;
     std::string record = kernel_record_of(arrow->getBase());
     if (record.empty() || !at_constant_offset(lvalue, arrow, context_))

@@ -258,27 +258,49 @@ SEC("kprobe/foo") int f(struct mt_pt_regs *__ctx) {
   EXPECT_HAS(result, "s += state->head + __mt_rd(other, x);");
 }
 
-TEST(DerefRewriter, WalksPointersOfTypedArgumentsUntrusted) {
-  // A fentry-shaped program: its arguments are typed and load directly; a
-  // pointer loaded from a kernel struct goes through __mt_walk, numbers and
-  // addresses stay as written.
-  std::string source = std::string(kPrelude) + R"(SEC("fentry/foo") int f(__u64 *__ctx) {
+// A fentry-shaped program: its arguments are typed and load directly. A
+// pointer loaded from a kernel struct goes through __mt_walk (untrusted)
+// where it is only read through, made a number, compared or recorded; kept
+// as loaded where it may need to stay trusted: a helper's argument, a
+// local, an address taken; numbers and macro arguments stay as written.
+TEST(DerefRewriter, WalksPointersOfTypedArgumentsUntrustedOnlyWhereReadThrough) {
+  std::string source = std::string(kPrelude) + R"(struct mt_rec_0 {
+  struct rw_outer *next;
+};
+SEC("fentry/foo") int f(__u64 *__ctx) {
   struct { struct rw_outer *o; } args = {(typeof(args.o))__ctx[0]};
   long s = args.o->in->x + args.o->val.x;
-  const struct rw_inner *at = &args.o->val;
-  s += (long)args.o->next->next + (long)at;
-  return s;
+  s += (long)args.o->next->next + (args.o->next == 0);
+  s += ((struct rw_outer *)(args.o->next))->val.x;
+  struct rw_outer *kept = args.o->next;
+  const struct rw_inner *at = &args.o->next->val;
+  s += bpf_probe_read_kernel(&s, 8, args.o->next) + PASS(args.o->next)->val.x;
+  struct mt_rec_0 *__r = (void *)at;
+  __r->next = args.o->next;
+  return s + (long)kept;
 }
 )";
   CompileOptions options;
   options.typed_read_functions = {"f"};
-  CompileResult result = testing::compile_in_child(source, options);
-  ASSERT_TRUE(result.ok) << describe(result);
-  EXPECT_HAS(result, "long s = __mt_walk(args.o, in, struct rw_outer)->x + args.o->val.x;");
-  EXPECT_HAS(result, "const struct rw_inner *at = &args.o->val;");
-  EXPECT_HAS(result,
-             "s += (long)__mt_walk(__mt_walk(args.o, next, struct rw_outer), next, "
-             "struct rw_outer) + (long)at;");
+  for (bool cast : {false, true}) {
+    CompileResult result = testing::compile_in_child(
+        (cast ? "#define MT_HAVE_RDONLY_CAST 1\n" : "") + source, options);
+    ASSERT_TRUE(result.ok) << describe(result);
+    EXPECT_HAS(result, "long s = __mt_walk(args.o, in, struct rw_outer)->x + args.o->val.x;");
+    EXPECT_HAS(result,
+               "s += (long)__mt_walk(__mt_walk(args.o, next, struct rw_outer), next, "
+               "struct rw_outer) + (__mt_walk(args.o, next, struct rw_outer) == 0);");
+    EXPECT_HAS(result,
+               "s += ((struct rw_outer *)(__mt_walk(args.o, next, struct rw_outer)))->val.x;");
+    EXPECT_HAS(result, "struct rw_outer *kept = args.o->next;");
+    EXPECT_HAS(result, "const struct rw_inner *at = &args.o->next->val;");
+    EXPECT_HAS(result,
+               "s += bpf_probe_read_kernel(&s, 8, args.o->next) + PASS(args.o->next)->val.x;");
+    EXPECT_HAS(result, "__r->next = __mt_walk(args.o, next, struct rw_outer);");
+    EXPECT_EQ(std::string(result.object.begin(), result.object.end()).find("bpf_rdonly_cast") !=
+                  std::string::npos,
+              cast);
+  }
 }
 
 TEST(DerefRewriter, ReadsThroughKprobeArgumentStruct) {
