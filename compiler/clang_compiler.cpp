@@ -327,4 +327,5 @@ CompileResult compile_in_this_thread(const std::string &source, const CompileOpt
 }  // namespace mt
 
 extern "C" __attribute__((visibility("default"))) const mt::CompilerEntry mt_compiler_entry = {
-    mt::kCompilerAbi, &mt::compile_with_clang, &mt::symbolize_with_llvm, MT_VERSION};
+    mt::kCompilerAbi, &mt::compile_with_clang, &mt::symbolize_with_llvm, MT_VERSION,
+    MT_COMPILER_SOURCES_DIGEST};

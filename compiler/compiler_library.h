@@ -9,7 +9,7 @@ namespace mt {
 
 // Changed whenever CompileOptions, CompileResult or the entry change: a
 // library of another build is refused, not called with the wrong layout.
-inline constexpr int kCompilerAbi = 3;
+inline constexpr int kCompilerAbi = 4;
 
 struct CompilerEntry {
   int abi;
@@ -20,7 +20,8 @@ struct CompilerEntry {
   // inlined call's first ("name+offset"); none when unknown.
   std::vector<std::vector<std::string>> (*symbolize)(int fd, const std::string &key,
                                                      const std::vector<uint64_t> &addresses);
-  const char *version;  // MT_VERSION of its build
+  const char *version;         // MT_VERSION of its build
+  const char *sources_digest;  // of its sources (CMakeLists.txt): the engine's must match
 };
 
 std::vector<std::vector<std::string>> symbolize_with_llvm(

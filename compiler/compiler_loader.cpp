@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <mutex>
 
 #include "common/error.h"
 #include "common/trusted_path.h"
 #include "compiler/compiler_library.h"
+#include "compiler/object_cache.h"
 
 namespace mt {
 
@@ -68,7 +70,8 @@ const CompilerEntry &entry() {
       throw Error("cannot load the compiler library " + path + ": " + dlerror() +
                   " (compiling needs Clang/LLVM 19; a script compiled before runs without)");
     auto *found = static_cast<const CompilerEntry *>(dlsym(library, kCompilerEntrySymbol));
-    if (!found || found->abi != kCompilerAbi)
+    if (!found || found->abi != kCompilerAbi ||
+        std::strcmp(found->sources_digest, ObjectCache::compiler_sources_digest()) != 0)
       throw Error("the compiler library " + path + " is of another moontrace build (" +
                   (found ? found->version : "no entry") + "); rebuild it with this one");
     loaded_entry = found;

@@ -59,14 +59,8 @@ const char *ObjectCache::compiler_sources_digest() {
 
 std::string ObjectCache::portable_key_for(const std::string &c_source,
                                           const CompileOptions &options) {
-  return portable_key_for(c_source, options, compiler_sources_digest());
-}
-
-std::string ObjectCache::portable_key_for(const std::string &c_source,
-                                          const CompileOptions &options,
-                                          const std::string &compiler) {
   ContentHash hash;
-  hash.add(c_source).add(MT_VERSION).add(compiler);
+  hash.add(c_source).add(MT_VERSION);
   for (const auto &[mode, functions] : {std::pair{"probe reads", &options.rewrite_functions},
                                         std::pair{"typed reads", &options.typed_read_functions}})
     for (const auto &function : *functions)
@@ -76,9 +70,13 @@ std::string ObjectCache::portable_key_for(const std::string &c_source,
   return hash.hex();
 }
 
-std::string ObjectCache::key_for(const std::string &c_source, const CompileOptions &options) {
+std::string ObjectCache::key_for(const std::string &c_source, const CompileOptions &options,
+                                 const std::string &compiler) {
   // The kernel's BTF changes with the kernel build; its size, time and the
-  // kernel's version string identify it without reading megabytes.
+  // kernel's version string identify it without reading megabytes. The
+  // compiler library's sources too: its rewriter decides how the C reads
+  // memory. (A package's object was compiled when it was packed: its key
+  // needs neither.)
   struct utsname uts;
   uname(&uts);
   struct stat st {};
@@ -88,6 +86,7 @@ std::string ObjectCache::key_for(const std::string &c_source, const CompileOptio
       .add(uts.release)
       .add(uts.version)
       .add(std::to_string(st.st_size))
+      .add(compiler)
       .hex();
 }
 

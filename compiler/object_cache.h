@@ -28,16 +28,16 @@ class ObjectCache {
 
   // The key for a generated source on this kernel, compiled with `options`
   // (which programs' pointer reads are rewritten, and how).
-  static std::string key_for(const std::string &c_source, const CompileOptions &options = {});
+  // COMPILER: the digest of the compiler library's sources (tests stand in
+  // another build's).
+  static std::string key_for(const std::string &c_source, const CompileOptions &options = {},
+                             const std::string &compiler = compiler_sources_digest());
   // The same without the kernel: a package's objects, which are CO-RE and
   // were compiled from C generated for the kernel they are run on.
   static std::string portable_key_for(const std::string &c_source,
                                       const CompileOptions &options = {});
   // The digest of the compiler library's sources this build was made from
-  // (CMakeLists.txt): part of both keys, as its rewriter decides how the C
-  // reads memory. COMPILER (tests) stands for another build's.
-  static std::string portable_key_for(const std::string &c_source, const CompileOptions &options,
-                                      const std::string &compiler);
+  // (CMakeLists.txt).
   static const char *compiler_sources_digest();
 
   // The object stored for `key`, or nullopt when there is none or it is
