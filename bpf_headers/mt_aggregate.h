@@ -64,8 +64,8 @@ static __always_inline int mt_map_add(void *map, const void *key, const void *de
 }
 
 /* Slot i holds [2^i, 2^(i+1)), slot 0 also 0; negatives go to slot 64.
- * Without branches (the compiler expands the count of leading zeros into
- * shifts and masks): each branch would double the paths the verifier walks
+ * No branch per bit (the compiler expands the count of leading zeros into
+ * shifts and masks): each would double the paths the verifier walks
  * through the rest of the program, as every one leaves a different slot. */
 static __always_inline __u32 mt_log2_slot(__s64 value) {
   if (value < 0)

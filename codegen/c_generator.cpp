@@ -398,7 +398,7 @@ class ProbeWriter {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
       std::string id = std::to_string(lat.id), map = latency_map_name(lat.id);
       write_key("__lk", map + "_key", rp, stop_key(lat), reads_user);
-      out_ << "  struct " + map + "_val start;\n  __u64 latency;\n";
+      out_ << "  struct " + map + MT_MAP_VALUE_TYPE_SUFFIX " start;\n  __u64 latency;\n";
       out_ << "  if (!mt_latency_stop(&" + map + ", &__lk, " + id +
                   ", &start, sizeof(start), __now, &latency))\n    return 0;\n  (void)start;\n";
     }
@@ -421,7 +421,10 @@ class ProbeWriter {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
       std::string id = std::to_string(lat.id), map = latency_map_name(lat.id);
       write_key("__sk", map + "_key", rp, lat.key, reads_user);
-      out_ << "  struct " + map + "_val __sv;\n  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
+      out_ << "  struct " + map +
+                  MT_MAP_VALUE_TYPE_SUFFIX
+                  " __sv;\n"
+                  "  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
       for (const auto &c : lat.carry)
         write_capture(rp, c, reads_user, "__sv.");
       out_ << "  mt_latency_start(&" + map + ", &__sk, &__sv, sizeof(__sv), __now, " + id + ");\n";
