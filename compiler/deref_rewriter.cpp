@@ -51,8 +51,8 @@ bool points_at_map_value(QualType type) {
 bool needs_read(const Expr *lvalue);
 
 // Whether `p` points at memory the program may load directly: the context
-// (`__ctx`), the record (`__r`), map values (by lookup or by type), or lvalues not reached through
-// any pointer (locals, arrays inside them).
+// (`__ctx`), the record (`__r`), map values (by lookup or by type), or
+// lvalues not reached through any pointer (locals, arrays inside them).
 bool is_direct_pointer(const Expr *p) {
   for (;;) {
     p = p->IgnoreParenCasts();
