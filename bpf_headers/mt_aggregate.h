@@ -175,6 +175,16 @@ static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) 
   return bpf_map_lookup_elem(&mt_latency_counts, &id);
 }
 
+/* Where a pair keeps its start: by `key` in an LRU hash map, or, for a
+ * pair keyed by the thread alone (key 0, a constant where this inlines),
+ * in the thread's task storage: found through the task, with no key to
+ * hash and no LRU list to keep, and freed with the thread. */
+static __always_inline __u64 *mt_latency_slot(void *map, const void *key, __u64 flags) {
+  if (!key)
+    return bpf_task_storage_get(map, bpf_get_current_task_btf(), 0, flags);
+  return bpf_map_lookup_elem(map, key);
+}
+
 /* `start` is the pair's value struct, whose first member is the time (0:
  * no start pending). A key keeps its entry once stopped, and the next start
  * of the key writes it in place: an LRU map's update and delete cost far
@@ -185,7 +195,7 @@ static __always_inline void mt_latency_start(void *map, const void *key, void *s
                                              __u64 now, __u32 id) {
   *(__u64 *)start = now;
   struct mt_latency_counts *c = mt_latency_counts_of(id);
-  __u64 *found = bpf_map_lookup_elem(map, key);
+  __u64 *found = mt_latency_slot(map, key, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (c) {
     if (found && *found)
       c->restarts += 1;
@@ -194,7 +204,7 @@ static __always_inline void mt_latency_start(void *map, const void *key, void *s
   }
   if (found)
     __builtin_memcpy(found, start, size);
-  else
+  else if (key)
     bpf_map_update_elem(map, key, start, BPF_ANY);
 }
 
@@ -203,7 +213,7 @@ static __always_inline void mt_latency_start(void *map, const void *key, void *s
 static __always_inline bool mt_latency_stop(void *map, const void *key, __u32 id, void *start,
                                             __u32 size, __u64 now, __u64 *latency) {
   struct mt_latency_counts *c = mt_latency_counts_of(id);
-  __u64 *found = bpf_map_lookup_elem(map, key);
+  __u64 *found = mt_latency_slot(map, key, 0);
   if (!found || !*found) {
     /* Stops run for every process (a pair begun in a target may end in an
      * interrupt or another task); one without a start is the target's own

@@ -18,9 +18,11 @@ enum {
   BPF_MAP_TYPE_LRU_HASH = 9,
   BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
   BPF_MAP_TYPE_RINGBUF = 27,
+  BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 enum { BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2 };
 enum { BPF_F_STACK_BUILD_ID = 1 << 5, BPF_F_USER_STACK = 1 << 8 };
+enum { BPF_F_NO_PREALLOC = 1, BPF_LOCAL_STORAGE_GET_F_CREATE = 1 };
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
@@ -37,6 +39,8 @@ static __u64 (*bpf_get_current_task)(void) = (void *)35;
 static long (*bpf_get_stackid)(void *ctx, void *map, __u64 flags) = (void *)27;
 struct task_struct;
 static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
+static void *(*bpf_task_storage_get)(void *map, struct task_struct *task, void *value,
+                                     __u64 flags) = (void *)156;
 static __u64 (*bpf_get_current_cgroup_id)(void) = (void *)80;
 static __u64 (*bpf_get_current_ancestor_cgroup_id)(int level) = (void *)123;
 static long (*bpf_probe_read_user)(void *dst, __u32 size, const void *src) = (void *)112;

@@ -153,15 +153,26 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
 
 // A BTF-defined map, as libbpf reads it.
 std::string map_definition(const std::string &name, const std::string &type, uint32_t size,
-                           const std::string &key, const std::string &value) {
+                           const std::string &key, const std::string &value,
+                           const std::string &flags = "") {
   return "struct {\n  __uint(type, " + type + ");\n  __uint(max_entries, " + std::to_string(size) +
-         ");\n  __type(key, " + key + ");\n  __type(value, " + value + ");\n} " + name +
+         ");\n" + (flags.empty() ? "" : "  __uint(map_flags, " + flags + ");\n") +
+         "  __type(key, " + key + ");\n  __type(value, " + value + ");\n} " + name +
          " SEC(\".maps\");\n";
 }
 
 // The key as the stop probe computes it.
 const std::vector<Capture> &stop_key(const LatencyDecl &lat) {
   return lat.stop_key.empty() ? lat.key : lat.stop_key;
+}
+
+// Whether a pair is keyed by the thread alone, at both ends.
+bool keyed_by_thread(const LatencyDecl &lat) {
+  auto is_tid = [](const std::vector<Capture> &key) {
+    return key.size() == 1 && !key[0].is_string && key[0].stack == StackKind::None &&
+           key[0].c_type.empty() && key[0].expr.text == "tid";
+  };
+  return is_tid(lat.key) && is_tid(stop_key(lat));
 }
 
 // Every script expression a probe's program contains.
@@ -217,7 +228,14 @@ const char *const kArgRegs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 class ProbeWriter {
  public:
   ProbeWriter(const GeneratorInput &in, CTypeEmitter *types, Emitter &out)
-      : in_(in), types_(types), out_(out) {}
+      : in_(in), types_(types), out_(out) {
+    // Tracing programs reach task storage from 5.12, which moved it into
+    // task_struct.
+    thread_storage_ =
+        in.btf &&
+        std::any_of(in.decl->latencies.begin(), in.decl->latencies.end(), keyed_by_thread) &&
+        in.btf->has_member("struct", "task_struct", "bpf_storage");
+  }
 
   // `shared`: another probe is on the same tracepoint, so this one is a
   // function that one program calls for all of them (write_shared()).
@@ -397,9 +415,9 @@ class ProbeWriter {
     if (decl.latency_stop >= 0) {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_stop];
       std::string id = std::to_string(lat.id), map = latency_map_name(lat.id);
-      write_key("__lk", map + "_key", rp, stop_key(lat), reads_user);
+      std::string key = latency_key("__lk", lat, stop_key(lat), rp, reads_user);
       out_ << "  struct " + map + MT_MAP_VALUE_TYPE_SUFFIX " start;\n  __u64 latency;\n";
-      out_ << "  if (!mt_latency_stop(&" + map + ", &__lk, " + id +
+      out_ << "  if (!mt_latency_stop(&" + map + ", " + key + ", " + id +
                   ", &start, sizeof(start), __now, &latency))\n    return 0;\n  (void)start;\n";
     }
     if (!decl.predicate.text.empty()) {
@@ -420,14 +438,15 @@ class ProbeWriter {
     if (decl.latency_start >= 0) {
       const LatencyDecl &lat = in_.decl->latencies[decl.latency_start];
       std::string id = std::to_string(lat.id), map = latency_map_name(lat.id);
-      write_key("__sk", map + "_key", rp, lat.key, reads_user);
+      std::string key = latency_key("__sk", lat, lat.key, rp, reads_user);
       out_ << "  struct " + map +
                   MT_MAP_VALUE_TYPE_SUFFIX
                   " __sv;\n"
                   "  __builtin_memset(&__sv, 0, sizeof(__sv));\n";
       for (const auto &c : lat.carry)
         write_capture(rp, c, reads_user, "__sv.");
-      out_ << "  mt_latency_start(&" + map + ", &__sk, &__sv, sizeof(__sv), __now, " + id + ");\n";
+      out_ << "  mt_latency_start(&" + map + ", " + key + ", &__sv, sizeof(__sv), __now, " + id +
+                  ");\n";
     }
     for (int id : decl.aggregations)
       write_aggregation_update(in_.decl->aggregations[id], decl, rp, reads_user);
@@ -575,14 +594,34 @@ class ProbeWriter {
       write_capture(rp, c, reads_user, var + ".");
   }
 
+  bool in_thread_storage(const LatencyDecl &lat) const {
+    return thread_storage_ && keyed_by_thread(lat);
+  }
+
+  // The key argument of mt_latency_start/stop: a pointer to VAR, written
+  // here, or 0 for the current thread's storage.
+  std::string latency_key(const std::string &var, const LatencyDecl &lat,
+                          const std::vector<Capture> &fields, const ResolvedProbe &rp,
+                          bool reads_user) {
+    if (in_thread_storage(lat))
+      return "0";
+    write_key(var, latency_map_name(lat.id) + "_key", rp, fields, reads_user);
+    return "&" + var;
+  }
+
   void write_latency_map(const LatencyDecl &lat, const ResolvedProbe &rp) {
     std::string name = latency_map_name(lat.id);
     out_ << comment("latency pair '" + lat.name + "': start times by key");
-    write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
     // The start time first (mt_latency_start sets it), then what is carried.
     std::string value = name + MT_MAP_VALUE_TYPE_SUFFIX;
     write_struct(value, rp, lat.carry, "  __u64 __start_ns;\n");
     out_ << "extern struct " + value + " __mt_start_" + std::to_string(lat.id) + ";\n";
+    if (in_thread_storage(lat)) {
+      out_ << map_definition(name, "BPF_MAP_TYPE_TASK_STORAGE", 0, "int", "struct " + value,
+                             "BPF_F_NO_PREALLOC");
+      return;
+    }
+    write_struct(name + "_key", rp, lat.key, lat.key.empty() ? "  __u32 __none;\n" : "");
     out_ << map_definition(name, "BPF_MAP_TYPE_LRU_HASH", lat.size, "struct " + name + "_key",
                            "struct " + value);
   }
@@ -706,6 +745,7 @@ class ProbeWriter {
   CTypeEmitter *types_;
   Emitter &out_;
   std::set<int> defined_aggregations_, defined_latencies_;
+  bool thread_storage_ = false;  // thread-keyed pairs keep their starts in task storage
   // (name, file-scope stand-in) of what expressions name, for typeof().
   std::vector<std::pair<std::string, std::string>> stand_ins_;
 };

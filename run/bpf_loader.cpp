@@ -381,6 +381,7 @@ BpfProgram::MapInfo BpfProgram::map_info(const std::string &name) const {
     info.fd = bpf_map__fd(map);
     info.key_type = static_cast<int>(bpf_map__btf_key_type_id(map));
     info.value_type = static_cast<int>(bpf_map__btf_value_type_id(map));
+    info.type = bpf_map__type(map);
   }
   return info;
 }

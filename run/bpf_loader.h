@@ -52,6 +52,7 @@ class BpfProgram {
   struct MapInfo {
     int fd = -1;
     int key_type = 0, value_type = 0;
+    int type = 0;  // enum bpf_map_type
   };
   MapInfo map_info(const std::string &name) const;
   size_t program_count() const;

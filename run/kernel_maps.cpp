@@ -83,6 +83,7 @@ KernelMaps::KernelMaps(const BpfProgram &program, const Declaration &decl)
     BpfProgram::MapInfo info = program.map_info(name);
     m.fd = info.fd;
     m.percpu = percpu;
+    m.task_storage = info.type == BPF_MAP_TYPE_TASK_STORAGE;
     if (m.fd >= 0) {
       m.key = layout_of_type(program.btf(), info.key_type);
       m.value = layout_of_type(program.btf(), info.value_type);
@@ -265,6 +266,11 @@ LatencyCounts KernelMaps::latency(int id) const {
       c.matched += per_cpu[cpu * 4 + 2];
       c.unmatched += per_cpu[cpu * 4 + 3];
     }
+  // Task storage is not iterated, and loses a start only with its thread.
+  if (m.task_storage) {
+    c.pending = c.starts > c.matched ? c.starts - c.matched : 0;
+    return c;
+  }
   // A stopped start stays in the map, its time zeroed, for the key's next start.
   std::vector<char> value(m.value.size);
   for (const auto &key : all_keys(m.fd, m.key.size)) {

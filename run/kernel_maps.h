@@ -39,7 +39,7 @@ struct MapSnapshot {
 
 struct LatencyCounts {
   uint64_t starts = 0, restarts = 0, matched = 0, unmatched = 0;
-  uint64_t pending = 0;  // start entries still in the map
+  uint64_t pending = 0;  // starts not stopped (yet): entries still in the map
   // Starts pushed out of the full map before their stop came.
   uint64_t evicted() const {
     uint64_t gone = matched + pending;
@@ -72,6 +72,7 @@ class KernelMaps {
     int fd = -1;
     RecordLayout key, value;
     bool percpu = false;
+    bool task_storage = false;  // keyed by thread, not iterable
   };
   const Declaration &decl_;
   std::vector<Map> maps_;          // script maps, by index

@@ -94,9 +94,14 @@ probe("end", function() print("done\t\"quoted\"") end)
 
 TEST_F(E2eAggregations, StatsMinMaxAndHistogramsOfKnownBatchSizes) {
   // One io_uring_enter per argument, with to_submit equal to it: 1..10.
-  auto r =
-      run(mt({"-c", workload("uring_batches") + " 1 2 3 4 5 6 7 8 9 10", script("batches.lua")}));
+  auto r = run(
+      mt({"-v", "-c", workload("uring_batches") + " 1 2 3 4 5 6 7 8 9 10", script("batches.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
+  // Timed by thread (in task storage where the kernel has it), every call matched.
+  EXPECT_TRUE(contains(r.err,
+                       "latency 'latency1': 10 starts, 0 restarts, 10 matched, 0 unmatched stops, "
+                       "0 pending, 0 evicted"))
+      << r;
   for (const char *line : {"@stats: COUNT 10, AVG 5, TOTAL 55, MIN 1, MAX 10", "@sum: 55",
                            "@min: 1", "@max: 10", "@avg: 5", "@calls: 10", "@timed_calls: 10"})
     EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r;
@@ -167,6 +172,18 @@ TEST_F(E2eAggregations, UnmatchedLatencyStartsStayWithinTheMapSize) {
   EXPECT_LE(pending, 64u) << r;
   EXPECT_EQ(evicted, starts - pending) << r;
   EXPECT_GT(evicted, 1000u) << r;
+}
+
+// A thread's start still running when tracing stops is pending, not
+// evicted, in task storage as in an LRU map.
+TEST_F(E2eAggregations, ThreadKeyedStartStillRunningAtTheEndIsPending) {
+  auto r = run(mt({"-v", "--duration", "1", "-c", "sleep 5", script("sleeps.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err,
+                       "latency 'sleeps': 1 starts, 0 restarts, 0 matched, 0 unmatched stops, "
+                       "1 pending, 0 evicted"))
+      << r;
+  EXPECT_TRUE(contains(r.out, "@slept: 0")) << r;
 }
 
 TEST_F(E2eAggregations, ScriptMapIsWrittenInTheKernelAndReadFromLua) {

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "compile_in_child.h"
 #include "compiler/clang_compiler.h"
+#include "kernel/kernel_btf.h"
 #include "stage_fixtures.h"
 
 namespace mt {
@@ -317,6 +318,35 @@ TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
   EXPECT_LT(carry, record);
   EXPECT_FALSE(has(start, "mt_latency_stop"));
   EXPECT_TRUE(has(start, "if (!mt_is_target())"));
+}
+
+// A pair keyed by the thread alone, on a kernel whose tracing programs have
+// task storage, keeps its starts there: no key to hash, no LRU list. Keyed
+// otherwise at either end, it stays in an LRU hash.
+TEST(AggregationCodegen, ThreadKeyedPairKeepsItsStartsInTaskStorage) {
+  const KernelBtf *btf = KernelBtf::get();
+  if (!btf || !btf->has_member("struct", "task_struct", "bpf_storage"))
+    GTEST_SKIP() << "no task storage for tracing programs";
+  struct BtfKernel : SubmitAndCompleteKernel {
+    const KernelBtf *btf() override { return KernelBtf::get(); }
+  } kernel;
+  Declaration d = full_declaration();
+  GeneratedProgram p = testing::generate_on(d, kernel);
+  EXPECT_TRUE(has(p.source,
+                  "  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);\n  __uint(max_entries, 0);\n"
+                  "  __uint(map_flags, BPF_F_NO_PREALLOC);\n  __type(key, int);\n"
+                  "  __type(value, struct mt_lat_0_val);\n} mt_lat_0 SEC(\".maps\");"))
+      << p.source;
+  EXPECT_FALSE(has(p.source, "struct mt_lat_0_key")) << p.source;
+  EXPECT_TRUE(has(program(p, 1), "mt_latency_start(&mt_lat_0, 0, &__sv, sizeof(__sv), __now, 0);"));
+  EXPECT_TRUE(has(program(p, 2), "mt_latency_stop(&mt_lat_0, 0, 0, &start, sizeof(start)"));
+  CompileResult compiled = compile_generated(p);
+  EXPECT_TRUE(compiled.ok) << describe(compiled);
+
+  d.latencies[0].stop_key = {key("tid", "(__u32)args.res", 8)};
+  p = testing::generate_on(d, kernel);
+  EXPECT_TRUE(has(p.source, "__uint(type, BPF_MAP_TYPE_LRU_HASH);")) << p.source;
+  EXPECT_TRUE(has(program(p, 1), "mt_latency_start(&mt_lat_0, &__sk,")) << p.source;
 }
 
 // A stop whose probe names the request otherwise computes the key its way,
