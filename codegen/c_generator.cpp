@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -87,6 +88,26 @@ bool declared_signed(const std::string &type) {
   return names.count(t) > 0;
 }
 
+// A #line directive: the file name as a C string literal, which Clang
+// reads back unescaped (a script's path may hold quotes, backslashes or
+// newlines).
+std::string line_directive(int line, const std::string &file) {
+  std::string out = "#line " + std::to_string(line) + " \"";
+  for (unsigned char c : file) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char octal[5];  // three digits always: an octal escape ends there
+      std::snprintf(octal, sizeof(octal), "\\%03o", c);
+      out += octal;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"\n";
+}
+
 // Collects C text and counts its physical lines, so that the #line
 // directive after each script expression restores generated numbering.
 class Emitter {
@@ -109,10 +130,10 @@ class Emitter {
       built_->emplace(std::make_pair(e.where.file, e.where.line), e.text);
     *this << "\n";
     if (e.where.line > 0)
-      *this << "#line " + std::to_string(e.where.line) + " \"" + e.where.file + "\"\n" +
+      *this << line_directive(e.where.line, e.where.file) +
                    std::string(e.where.column > 1 ? e.where.column - 1 : 0, ' ');
     *this << e.text + "\n";
-    *this << "#line " + std::to_string(line_ + 1) + " \"" + kGeneratedFileName + "\"\n";
+    *this << line_directive(line_ + 1, kGeneratedFileName);
   }
   std::string str() const { return out_; }
 
@@ -1044,8 +1065,8 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     program.params_struct = "mt_params";
   }
   // The body's #line numbers count its own lines: anchor it at line 1.
-  program.source = head.str() + "#line " + std::to_string(kGeneratedBodyFirstLine) + " \"" +
-                   kGeneratedFileName + "\"\n" + body.str();
+  program.source =
+      head.str() + line_directive(kGeneratedBodyFirstLine, kGeneratedFileName) + body.str();
   return program;
 }
 

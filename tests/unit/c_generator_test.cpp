@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "compile_in_child.h"
 #include "kernel/kernel_btf.h"
 #include "stage_fixtures.h"
 
@@ -28,6 +29,28 @@ TEST(CGenerator, PlacesExpressionsAtTheirScriptLines) {
   EXPECT_TRUE(has(p, "#line 4 \"test.lua\"\n            args.res >= param.min\n")) << p.source;
   EXPECT_TRUE(has(p, "#line 5 \"test.lua\"\n                   args.user_data\n"));
   EXPECT_FALSE(has(p, "vmlinux.h"));
+}
+
+// A script's path goes into #line as a C string, which Clang reads back as
+// the path: quotes, backslashes and newlines included.
+TEST(CGenerator, LineDirectivesSpellTheScriptsPathAsACString) {
+  const std::string path = "we\"ird\\dir\n/test.lua";
+  Declaration d = testing::complete_declaration("nosuch > 0", "args.user_data");
+  d.script_path = path;
+  d.probes[0].where.file = d.probes[0].predicate.where.file = path;
+  d.probes[0].captures[0].expr.where.file = path;
+  testing::FakeKernel kernel;
+  GeneratedProgram p = testing::generate_on(d, kernel);
+  EXPECT_TRUE(has(p, "#line 4 \"we\\\"ird\\\\dir\\012/test.lua\"\n")) << p.source;
+  CompileOptions options;
+  options.line_files = {path};
+  CompileResult r = testing::compile_in_child(p.source, options);
+  ASSERT_FALSE(r.ok);
+  ASSERT_FALSE(r.diagnostics.empty());
+  EXPECT_EQ(r.diagnostics[0].message.rfind(
+                path + ":4:13: error: use of undeclared identifier 'nosuch'", 0),
+            0u)
+      << r.diagnostics[0].message;
 }
 
 TEST(CGenerator, LaysOutTracepointFieldsAtTheirOffsets) {
