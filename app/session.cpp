@@ -210,7 +210,8 @@ int run(const Options &options) {
                                              options.command, options.pid);
     script.set_kernel_maps(maps.get());
     if (options.verbose)
-      std::fprintf(stderr, "moontrace: loaded %zu BPF programs\n", program->program_count());
+      std::fprintf(stderr, "moontrace: loaded %zu BPF programs%s\n", program->program_count(),
+                   program->loaded_in_halves() ? ", verified in two halves at once" : "");
     // Where each probe's records go, looked up once rather than per record.
     std::vector<RecordRouter::Probe> routes;
     for (uint32_t id = 0; id < generated.probes.size(); id++)

@@ -5,26 +5,50 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
-#include <mutex>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
 #include "kernel/probe_resolver.h"
+#include "run/shared_maps.h"
 
 namespace mt {
 
 namespace {
 
 // libbpf's messages go here while loading, so that a failure can show the
-// verifier's log under -v instead of flooding stderr.
-std::string g_libbpf_log;
+// verifier's log under -v instead of flooding stderr; per thread, as two
+// objects may load at once.
+thread_local std::string g_libbpf_log;
+
+// Below this many programs a second object costs more than it saves.
+constexpr size_t kProgramsWorthSplitting = 8;
+
+// About how long the verifier takes over a program, in instructions: it
+// walks a bounded loop's body once per iteration, so each backward jump
+// counts for 200 (fitted on uring's programs, whose two loops take a third
+// of the time).
+size_t verification_weight(const struct bpf_program *prog) {
+  const struct bpf_insn *insns = bpf_program__insns(prog);
+  size_t count = bpf_program__insn_cnt(prog), weight = count;
+  for (size_t i = 0; i < count; i++) {
+    uint8_t kind = BPF_CLASS(insns[i].code), op = BPF_OP(insns[i].code);
+    if ((kind == BPF_JMP || kind == BPF_JMP32) && op != BPF_CALL && op != BPF_EXIT &&
+        insns[i].off < 0)
+      weight += 200;
+  }
+  return weight;
+}
 
 int capture_libbpf(enum libbpf_print_level level, const char *format, va_list args) {
   if (level == LIBBPF_DEBUG)
@@ -121,11 +145,17 @@ BpfProgram::BpfProgram(const std::vector<char> &object, const GeneratedProgram &
   obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
   if (!obj_)
     throw Error("cannot open the compiled BPF object: " + g_libbpf_log);
+  object_ = object;
+  struct bpf_map *map;
+  bpf_object__for_each_map(map, obj_) {
+    maps_by_name_[bpf_map__name(map)] = map;
+  }
 }
 
 BpfProgram::~BpfProgram() {
   for (auto *link : links_)
     bpf_link__destroy(link);
+  bpf_object__close(helper_);
   bpf_object__close(obj_);
 }
 
@@ -135,11 +165,73 @@ const struct btf *BpfProgram::btf() const {
 
 size_t BpfProgram::program_count() const {
   size_t n = 0;
-  struct bpf_program *prog;
-  bpf_object__for_each_program(prog, obj_) {
-    n += bpf_program__autoload(prog);
+  for (struct bpf_object *obj : {obj_, helper_}) {
+    struct bpf_program *prog;
+    if (obj)
+      bpf_object__for_each_program(prog, obj) {
+        n += bpf_program__autoload(prog);
+      }
   }
   return n;
+}
+
+struct bpf_program *BpfProgram::loaded_program(const std::string &name) const {
+  for (struct bpf_object *obj : {obj_, helper_})
+    if (struct bpf_program *prog =
+            obj ? bpf_object__find_program_by_name(obj, name.c_str()) : nullptr;
+        prog && bpf_program__fd(prog) >= 0)
+      return prog;
+  return nullptr;
+}
+
+bool BpfProgram::split_for_parallel_load() {
+  std::vector<struct bpf_program *> programs;
+  struct bpf_program *prog;
+  bpf_object__for_each_program(prog, obj_) {
+    if (bpf_program__autoload(prog))
+      programs.push_back(prog);
+  }
+  // On one CPU (taskset) the halves would take turns, and the second
+  // object's own start would be lost time.
+  cpu_set_t cpus;
+  if (programs.size() < kProgramsWorthSplitting || sched_getaffinity(0, sizeof(cpus), &cpus) != 0 ||
+      CPU_COUNT(&cpus) < 2)
+    return false;
+  // libbpf attaches USDT probes through maps it finds by name in the
+  // program's object, per object: sharing renames them, and two objects
+  // would number their specs over each other.
+  for (const auto &p : generated_.probes)
+    if (probe_kind(p.name.kind).source == TargetSource::UsdtNotes)
+      return false;
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
+  struct bpf_object *helper = bpf_object__open_mem(object_.data(), object_.size(), &opts);
+  if (!helper)
+    return false;
+  if (!create_shared_maps(obj_, {obj_, helper})) {
+    bpf_object__close(helper);
+    return false;
+  }
+  helper_ = helper;
+  // The heaviest first, each to the half with less to verify so far.
+  std::vector<std::pair<size_t, struct bpf_program *>> by_weight;
+  for (struct bpf_program *p : programs)
+    by_weight.emplace_back(verification_weight(p), p);
+  std::sort(by_weight.begin(), by_weight.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::set<std::string> helpers;
+  size_t mine = 0, theirs = 0;
+  for (auto [weight, p] : by_weight)
+    if (mine <= theirs) {
+      mine += weight;
+    } else {
+      theirs += weight;
+      helpers.insert(bpf_program__name(p));
+      bpf_program__set_autoload(p, false);
+    }
+  bpf_object__for_each_program(prog, helper_) {
+    bpf_program__set_autoload(prog, helpers.count(bpf_program__name(prog)) > 0);
+  }
+  return true;
 }
 
 std::vector<char> BpfProgram::pack_params(const std::vector<Param> &params) const {
@@ -275,10 +367,35 @@ void BpfProgram::load(const LoadSettings &settings) {
   }
 
   g_libbpf_log.clear();
-  int err = bpf_object__load(obj_);
+  int err = 0;
+  std::string log;
+  if (split_for_parallel_load()) {
+    int helper_err = 0;
+    std::string helper_log;
+    auto load_helper = [&] {
+      g_libbpf_log.clear();
+      helper_err = bpf_object__load(helper_);
+      helper_log = g_libbpf_log;
+    };
+    try {
+      std::thread other(load_helper);
+      err = bpf_object__load(obj_);
+      other.join();
+    } catch (const std::system_error &) {  // no thread: one after the other
+      err = bpf_object__load(obj_);
+      load_helper();
+    }
+    log = g_libbpf_log;
+    if (!err && helper_err) {
+      err = helper_err;
+      log = helper_log;
+    }
+  } else {
+    err = bpf_object__load(obj_);
+    log = g_libbpf_log;
+  }
   if (!err)
     return;
-  std::string log = g_libbpf_log;
   std::string prog = failed_program(log);
   for (const auto &p : generated_.probes) {
     if (p.attached_program != prog)
@@ -305,14 +422,14 @@ void BpfProgram::attach(const LoadSettings &settings) {
   if (settings.filter_targets && !generated_.follow_program.empty())
     helpers.push_back(generated_.follow_program);
   for (const auto &name : helpers)
-    if (auto *prog = bpf_object__find_program_by_name(obj_, name.c_str()))
+    if (auto *prog = loaded_program(name))
       if (auto *link = bpf_program__attach(prog))
         links_.push_back(link);
   std::set<std::string> attached;
   for (const auto &p : generated_.probes) {
     if (!attached.insert(p.attached_program).second)
       continue;  // one program runs every probe on its tracepoint
-    struct bpf_program *prog = bpf_object__find_program_by_name(obj_, p.attached_program.c_str());
+    struct bpf_program *prog = loaded_program(p.attached_program);
     if (!prog)
       throw Error("internal error: program " + p.attached_program + " is missing from the object");
     g_libbpf_log.clear();
@@ -366,18 +483,19 @@ void BpfProgram::add_target(unsigned pid) {
 }
 
 int BpfProgram::program_fd(const std::string &name) const {
-  struct bpf_program *prog = bpf_object__find_program_by_name(obj_, name.c_str());
+  struct bpf_program *prog = loaded_program(name);
   return prog ? bpf_program__fd(prog) : -1;
 }
 
 int BpfProgram::map_fd(const std::string &name) const {
-  struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str());
-  return map ? bpf_map__fd(map) : -1;
+  auto it = maps_by_name_.find(name);
+  return it != maps_by_name_.end() ? bpf_map__fd(it->second) : -1;
 }
 
 BpfProgram::MapInfo BpfProgram::map_info(const std::string &name) const {
   MapInfo info;
-  if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str())) {
+  if (auto it = maps_by_name_.find(name); it != maps_by_name_.end()) {
+    struct bpf_map *map = it->second;
     info.fd = bpf_map__fd(map);
     info.key_type = static_cast<int>(bpf_map__btf_key_type_id(map));
     info.value_type = static_cast<int>(bpf_map__btf_value_type_id(map));

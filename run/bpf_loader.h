@@ -11,6 +11,8 @@
 #include "run/cgroup_filter.h"
 
 struct bpf_object;
+struct bpf_program;
+struct bpf_map;
 struct bpf_link;
 struct btf;
 
@@ -56,13 +58,27 @@ class BpfProgram {
   };
   MapInfo map_info(const std::string &name) const;
   size_t program_count() const;
+  // Whether the kernel verified the programs in two halves at once.
+  bool loaded_in_halves() const { return helper_ != nullptr; }
 
  private:
   // Without --unsafe: refuses pinned maps, map kinds tracing does not use
   // and programs that are not tracing programs.
   void check_tracing_only() const;
+  // Moves about half the programs, by verification cost, to a second object
+  // opened from the same ELF, both on maps made beforehand, so that the
+  // kernel verifies the two halves at once; false if it is not worth it
+  // or the maps cannot be made so.
+  bool split_for_parallel_load();
+  // The loaded program of that name, in either object.
+  struct bpf_program *loaded_program(const std::string &name) const;
 
+  std::vector<char> object_;  // the ELF, for the second object
   struct bpf_object *obj_ = nullptr;
+  struct bpf_object *helper_ = nullptr;  // the second object, if split
+  // By the names the object gives them: sharing renames maps to the
+  // kernel's 15-character names.
+  std::map<std::string, struct bpf_map *> maps_by_name_;
   const GeneratedProgram &generated_;
   const Declaration &decl_;
   std::vector<struct bpf_link *> links_;

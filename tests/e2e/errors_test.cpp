@@ -155,6 +155,27 @@ TEST_F(E2eErrors, VerifierRejectionNamesTheProbeLine) {
   EXPECT_TRUE(contains(r.err, "-- BEGIN PROG LOAD LOG --")) << r;
 }
 
+// Many programs load in two halves at once (bpf_loader.h): a refusal in
+// either half names its probe, with the kernel's log under -v.
+TEST_F(E2eErrors, VerifierRejectionNamesTheProbeInEitherHalfOfTheLoad) {
+  for (bool alone : {false, true}) {  // the refused program in the second half, then the first
+    std::vector<std::string> args = {script("verifier_reject_many.lua")};
+    if (alone)
+      args.push_back("--alone");
+    auto r = run(mt(args));
+    EXPECT_TRUE(one_line_error(r, {"verifier_reject_many.lua:6:", "verifier rejected",
+                                   "tp_btf:io_uring_complete", "access beyond"}))
+        << r;
+    args.insert(args.begin(), "-v");
+    r = run(mt(args));
+    EXPECT_EQ(r.exit_code, 1) << r;
+    EXPECT_TRUE(contains(r.err, "-- BEGIN PROG LOAD LOG --")) << r;
+  }
+  auto r = run(mt({"-v", "-c", "true", "-o", "/dev/null", "uring"}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err, "BPF programs, verified in two halves at once")) << r;
+}
+
 // The verifier's log comes whole, however long: its reason, on the last
 // line, is in the one-line error and at the end of the -v log.
 TEST_F(E2eErrors, LongVerifierLogsAreKeptWhole) {

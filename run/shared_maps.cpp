@@ -1,0 +1,126 @@
+// Creates an object's maps as libbpf 1.x would at load, for objects sharing them.
+#include "run/shared_maps.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "common/error.h"
+
+namespace mt {
+
+namespace {
+
+std::vector<struct bpf_map *> maps_of(struct bpf_object *obj) {
+  std::vector<struct bpf_map *> maps;
+  struct bpf_map *map;
+  bpf_object__for_each_map(map, obj) {
+    maps.push_back(map);
+  }
+  return maps;
+}
+
+bool ends_with(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether libbpf creates maps of this type with their BTF (it drops it for
+// the kinds whose values the kernel does not describe by BTF).
+bool created_with_btf(enum bpf_map_type type) {
+  return type != BPF_MAP_TYPE_STACK_TRACE && type != BPF_MAP_TYPE_QUEUE &&
+         type != BPF_MAP_TYPE_STACK;
+}
+
+bool supported(enum bpf_map_type type) {
+  switch (type) {
+    case BPF_MAP_TYPE_HASH:
+    case BPF_MAP_TYPE_ARRAY:
+    case BPF_MAP_TYPE_PERCPU_HASH:
+    case BPF_MAP_TYPE_PERCPU_ARRAY:
+    case BPF_MAP_TYPE_LRU_HASH:
+    case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+    case BPF_MAP_TYPE_RINGBUF:
+    case BPF_MAP_TYPE_STACK_TRACE:
+    case BPF_MAP_TYPE_QUEUE:
+    case BPF_MAP_TYPE_STACK:
+    case BPF_MAP_TYPE_TASK_STORAGE:
+    case BPF_MAP_TYPE_BLOOM_FILTER: return true;
+    default: return false;
+  }
+}
+
+// One map as libbpf would create it; -1 (errno set) if the kernel refuses.
+int create_like_libbpf(struct bpf_map *map, int btf_fd) {
+  enum bpf_map_type type = bpf_map__type(map);
+  bool btf = btf_fd >= 0 && created_with_btf(type);
+  LIBBPF_OPTS(bpf_map_create_opts, opts, .btf_fd = btf ? static_cast<__u32>(btf_fd) : 0,
+              .btf_key_type_id = btf ? bpf_map__btf_key_type_id(map) : 0,
+              .btf_value_type_id = btf ? bpf_map__btf_value_type_id(map) : 0,
+              .map_flags = bpf_map__map_flags(map), .map_extra = bpf_map__map_extra(map));
+  int fd = bpf_map_create(type, bpf_map__name(map), bpf_map__key_size(map),
+                          bpf_map__value_size(map), bpf_map__max_entries(map), &opts);
+  if (fd < 0 || !bpf_map__is_internal(map))
+    return fd;
+  // .rodata, .data, .bss: their contents, and .rodata frozen for the verifier.
+  size_t size = 0;
+  const void *initial = bpf_map__initial_value(map, &size);
+  int zero = 0;
+  if ((initial && bpf_map_update_elem(fd, &zero, initial, BPF_ANY) != 0) ||
+      ((bpf_map__map_flags(map) & BPF_F_RDONLY_PROG) && bpf_map_freeze(fd) != 0)) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_object *> &users) {
+  std::vector<struct bpf_map *> maps = maps_of(model);
+  for (struct bpf_map *map : maps)
+    if (bpf_map__fd(map) < 0 &&
+        (!supported(bpf_map__type(map)) || ends_with(bpf_map__name(map), ".kconfig")))
+      return false;
+  // The object's BTF, loaded apart: libbpf loads its own copy at load.
+  struct btf *btf = nullptr;
+  if (const struct btf *own = bpf_object__btf(model)) {
+    uint32_t size = 0;
+    const void *raw = btf__raw_data(own, &size);
+    btf = btf__new(raw, size);
+    if (!btf || btf__load_into_kernel(btf) != 0) {
+      btf__free(btf);
+      return false;
+    }
+  }
+  std::vector<int> fds;
+  for (struct bpf_map *map : maps) {
+    int fd = bpf_map__fd(map) >= 0 ? dup(bpf_map__fd(map)) : create_like_libbpf(map, btf__fd(btf));
+    if (fd < 0)
+      break;
+    fds.push_back(fd);
+  }
+  btf__free(btf);  // the maps hold the kernel's copy
+  bool created = fds.size() == maps.size();
+  for (size_t u = 0; created && u < users.size(); u++) {
+    std::vector<struct bpf_map *> theirs = maps_of(users[u]);
+    if (theirs.size() != maps.size())
+      throw Error("internal error: objects of one ELF have different maps");
+    for (size_t i = 0; i < maps.size(); i++)
+      if (bpf_map__reuse_fd(theirs[i], fds[i]) != 0)
+        throw Error(std::string("cannot share the map ") + bpf_map__name(maps[i]) + ": " +
+                    std::strerror(errno));
+  }
+  for (int fd : fds)
+    close(fd);  // each user holds its own duplicate
+  return created;
+}
+
+}  // namespace mt
