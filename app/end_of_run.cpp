@@ -117,16 +117,24 @@ std::string overflow_text(const Declaration &decl, const MapOverflows &overflows
   for (size_t i = 0; i < decl.latencies.size() && i < overflows.latencies.size(); i++) {
     const auto &l = decl.latencies[i];
     const LatencyCounts &c = overflows.latencies[i];
-    if (verbose)
+    if (verbose) {
       out += printed(
           "moontrace: latency '%s': %llu starts, %llu restarts, %llu matched, %llu "
-          "unmatched stops, %llu pending, %llu evicted\n",
+          "unmatched stops, %llu pending, %llu evicted, %llu dropped\n",
           l.name.c_str(), (unsigned long long)c.starts, (unsigned long long)c.restarts,
           (unsigned long long)c.matched, (unsigned long long)c.unmatched,
-          (unsigned long long)c.pending, (unsigned long long)c.evicted());
-    else if (c.evicted())
+          (unsigned long long)c.pending, (unsigned long long)c.evicted(),
+          (unsigned long long)c.dropped);
+      continue;
+    }
+    if (c.evicted())
       out += printed("moontrace: latency '%s': %llu starts evicted before their stop (size=%u)\n",
                      l.name.c_str(), (unsigned long long)c.evicted(), l.size);
+    if (c.dropped)
+      out += printed(
+          "moontrace: latency '%s': %llu starts the kernel could not keep (out of memory, or "
+          "its storage busy in an interrupted program): their stops were not timed\n",
+          l.name.c_str(), (unsigned long long)c.dropped);
   }
   if (overflows.flow_marks_taken)
     out += printed(

@@ -24,6 +24,7 @@
 #define MT_FLUSH_STAGE mt_flush_stage           /* run on a CPU to hand over its stage */
 #define MT_AGG_FULL mt_agg_full                 /* per aggregation: keys refused, map full */
 #define MT_LATENCY_COUNTS mt_latency_counts     /* per latency pair: starts, stops, missed */
+#define MT_LATENCY_COUNTERS 5                   /* __u64 of MT_LATENCY_COUNTS per pair and CPU */
 #define MT_FLOW_MARKS mt_flow_marks             /* -p/-c: flows begun in a traced process */
 #define MT_FLOW_MARKS_TAKEN mt_flow_marks_taken /* marks taken over by another flow */
 /* Maps named per declaration: codegen/c_generator.h. The struct types of

@@ -162,7 +162,10 @@ struct mt_latency_counts {
   __u64 restarts;  /* a start whose key was still pending: its time replaced */
   __u64 matched;   /* stops that found their start */
   __u64 unmatched; /* stops without a start (started before tracing, evicted) */
+  __u64 dropped;   /* new starts the map or task storage refused to keep */
 };
+_Static_assert(sizeof(struct mt_latency_counts) == MT_LATENCY_COUNTERS * sizeof(__u64),
+               "mt_abi.h counts the counters");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -196,16 +199,19 @@ static __always_inline void mt_latency_start(void *map, const void *key, void *s
   *(__u64 *)start = now;
   struct mt_latency_counts *c = mt_latency_counts_of(id);
   __u64 *found = mt_latency_slot(map, key, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  bool restart = found && *found, kept = true;
+  if (found)
+    __builtin_memcpy(found, start, size);
+  else /* task storage busy (a program it interrupted holds it) or out of memory */
+    kept = key && bpf_map_update_elem(map, key, start, BPF_ANY) == 0;
   if (c) {
-    if (found && *found)
+    if (restart)
       c->restarts += 1;
     else
       c->starts += 1;
+    if (!kept)
+      c->dropped += 1;
   }
-  if (found)
-    __builtin_memcpy(found, start, size);
-  else if (key)
-    bpf_map_update_elem(map, key, start, BPF_ANY);
 }
 
 /* Copies the matching start out and marks it stopped; false if there is

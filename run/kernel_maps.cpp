@@ -257,18 +257,21 @@ LatencyCounts KernelMaps::latency(int id) const {
   const Map &m = latencies_[id];
   if (latency_counts_fd_ < 0 || m.fd < 0)
     return c;
-  std::vector<uint64_t> per_cpu(4 * cpus_);
+  std::vector<uint64_t> per_cpu(MT_LATENCY_COUNTERS * cpus_);
   uint32_t index = id;
   if (bpf_map_lookup_elem(latency_counts_fd_, &index, per_cpu.data()) == 0)
     for (int cpu = 0; cpu < cpus_; cpu++) {
-      c.starts += per_cpu[cpu * 4];
-      c.restarts += per_cpu[cpu * 4 + 1];
-      c.matched += per_cpu[cpu * 4 + 2];
-      c.unmatched += per_cpu[cpu * 4 + 3];
+      const uint64_t *counters = &per_cpu[cpu * MT_LATENCY_COUNTERS];
+      c.starts += counters[0];
+      c.restarts += counters[1];
+      c.matched += counters[2];
+      c.unmatched += counters[3];
+      c.dropped += counters[4];
     }
   // Task storage is not iterated, and loses a start only with its thread.
   if (m.task_storage) {
-    c.pending = c.starts > c.matched ? c.starts - c.matched : 0;
+    uint64_t gone = c.matched + c.dropped;
+    c.pending = c.starts > gone ? c.starts - gone : 0;
     return c;
   }
   // A stopped start stays in the map, its time zeroed, for the key's next start.

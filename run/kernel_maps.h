@@ -40,9 +40,10 @@ struct MapSnapshot {
 struct LatencyCounts {
   uint64_t starts = 0, restarts = 0, matched = 0, unmatched = 0;
   uint64_t pending = 0;  // starts not stopped (yet): entries still in the map
+  uint64_t dropped = 0;  // starts the map refused to keep
   // Starts pushed out of the full map before their stop came.
   uint64_t evicted() const {
-    uint64_t gone = matched + pending;
+    uint64_t gone = matched + pending + dropped;
     return starts > gone ? starts - gone : 0;
   }
 };

@@ -100,7 +100,7 @@ TEST_F(E2eAggregations, StatsMinMaxAndHistogramsOfKnownBatchSizes) {
   // Timed by thread (in task storage where the kernel has it), every call matched.
   EXPECT_TRUE(contains(r.err,
                        "latency 'latency1': 10 starts, 0 restarts, 10 matched, 0 unmatched stops, "
-                       "0 pending, 0 evicted"))
+                       "0 pending, 0 evicted, 0 dropped"))
       << r;
   for (const char *line : {"@stats: COUNT 10, AVG 5, TOTAL 55, MIN 1, MAX 10", "@sum: 55",
                            "@min: 1", "@max: 10", "@avg: 5", "@calls: 10", "@timed_calls: 10"})
@@ -181,7 +181,7 @@ TEST_F(E2eAggregations, ThreadKeyedStartStillRunningAtTheEndIsPending) {
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err,
                        "latency 'sleeps': 1 starts, 0 restarts, 0 matched, 0 unmatched stops, "
-                       "1 pending, 0 evicted"))
+                       "1 pending, 0 evicted, 0 dropped"))
       << r;
   EXPECT_TRUE(contains(r.out, "@slept: 0")) << r;
 }

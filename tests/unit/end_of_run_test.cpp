@@ -43,7 +43,16 @@ TEST(EndOfRun, VerboseTellsEveryLatencysCounts) {
   MapOverflows none{{0}, {LatencyCounts{5, 1, 4, 2, 1}}};
   EXPECT_EQ(overflow_text(with_maps(), none, true),
             "moontrace: latency 'io': 5 starts, 1 restarts, 4 matched, 2 unmatched stops, 1 "
-            "pending, 0 evicted\n");
+            "pending, 0 evicted, 0 dropped\n");
+}
+
+// Starts the kernel refused to keep are neither pending nor evicted.
+TEST(EndOfRun, DroppedStartsAreTold) {
+  MapOverflows some{{0}, {LatencyCounts{10, 0, 6, 0, 1, 3}}};
+  EXPECT_EQ(overflow_text(with_maps(), some, false),
+            "moontrace: latency 'io': 3 starts the kernel could not keep (out of memory, or its "
+            "storage busy in an interrupted program): their stops were not timed\n");
+  EXPECT_EQ(some.latencies[0].evicted(), 0u);
 }
 
 }  // namespace
