@@ -31,8 +31,10 @@ namespace {
 // objects may load at once.
 thread_local std::string g_libbpf_log;
 
-// Below this many programs a second object costs more than it saves.
-constexpr size_t kProgramsWorthSplitting = 8;
+// Below this much to verify (verification_weight: about 8 ms here) a
+// second object costs about what it saves: it parses the kernel's BTF
+// again.
+constexpr size_t kWeightWorthSplitting = 8000;
 
 // About how long the verifier takes over a program, in instructions: it
 // walks a bounded loop's body once per iteration, so each backward jump
@@ -146,10 +148,6 @@ BpfProgram::BpfProgram(const std::vector<char> &object, const GeneratedProgram &
   if (!obj_)
     throw Error("cannot open the compiled BPF object: " + g_libbpf_log);
   object_ = object;
-  struct bpf_map *map;
-  bpf_object__for_each_map(map, obj_) {
-    maps_by_name_[bpf_map__name(map)] = map;
-  }
 }
 
 BpfProgram::~BpfProgram() {
@@ -185,21 +183,23 @@ struct bpf_program *BpfProgram::loaded_program(const std::string &name) const {
 }
 
 bool BpfProgram::split_for_parallel_load() {
-  std::vector<struct bpf_program *> programs;
+  std::vector<std::pair<size_t, struct bpf_program *>> by_weight;
+  size_t total = 0;
   struct bpf_program *prog;
   bpf_object__for_each_program(prog, obj_) {
-    if (bpf_program__autoload(prog))
-      programs.push_back(prog);
+    if (bpf_program__autoload(prog)) {
+      by_weight.emplace_back(verification_weight(prog), prog);
+      total += by_weight.back().first;
+    }
   }
   // On one CPU (taskset) the halves would take turns, and the second
   // object's own start would be lost time.
   cpu_set_t cpus;
-  if (programs.size() < kProgramsWorthSplitting || sched_getaffinity(0, sizeof(cpus), &cpus) != 0 ||
+  if (total < kWeightWorthSplitting || sched_getaffinity(0, sizeof(cpus), &cpus) != 0 ||
       CPU_COUNT(&cpus) < 2)
     return false;
-  // libbpf attaches USDT probes through maps it finds by name in the
-  // program's object, per object: sharing renames them, and two objects
-  // would number their specs over each other.
+  // libbpf numbers a USDT probe's specs in maps per object: two objects
+  // would number theirs over each other in the shared maps.
   for (const auto &p : generated_.probes)
     if (probe_kind(p.name.kind).source == TargetSource::UsdtNotes)
       return false;
@@ -213,9 +213,6 @@ bool BpfProgram::split_for_parallel_load() {
   }
   helper_ = helper;
   // The heaviest first, each to the half with less to verify so far.
-  std::vector<std::pair<size_t, struct bpf_program *>> by_weight;
-  for (struct bpf_program *p : programs)
-    by_weight.emplace_back(verification_weight(p), p);
   std::sort(by_weight.begin(), by_weight.end(),
             [](const auto &a, const auto &b) { return a.first > b.first; });
   std::set<std::string> helpers;
@@ -366,33 +363,34 @@ void BpfProgram::load(const LoadSettings &settings) {
     bpf_map__set_initial_value(rodata, data.data(), data.size());
   }
 
+  bool split = split_for_parallel_load();
   g_libbpf_log.clear();
-  int err = 0;
-  std::string log;
-  if (split_for_parallel_load()) {
-    int helper_err = 0;
-    std::string helper_log;
-    auto load_helper = [&] {
-      g_libbpf_log.clear();
-      helper_err = bpf_object__load(helper_);
-      helper_log = g_libbpf_log;
-    };
+  int err = 0, helper_err = 0;
+  std::string helper_log;
+  auto load_helper = [&] {
+    std::string mine = std::move(g_libbpf_log);  // this thread's log may be the first half's
+    g_libbpf_log.clear();
+    helper_err = bpf_object__load(helper_);
+    helper_log = std::move(g_libbpf_log);
+    g_libbpf_log = std::move(mine);
+  };
+  if (split) {
     try {
       std::thread other(load_helper);
       err = bpf_object__load(obj_);
       other.join();
     } catch (const std::system_error &) {  // no thread: one after the other
       err = bpf_object__load(obj_);
-      load_helper();
-    }
-    log = g_libbpf_log;
-    if (!err && helper_err) {
-      err = helper_err;
-      log = helper_log;
+      if (!err)
+        load_helper();
     }
   } else {
     err = bpf_object__load(obj_);
-    log = g_libbpf_log;
+  }
+  std::string log = g_libbpf_log;
+  if (!err && helper_err) {
+    err = helper_err;
+    log = helper_log;
   }
   if (!err)
     return;
@@ -488,14 +486,13 @@ int BpfProgram::program_fd(const std::string &name) const {
 }
 
 int BpfProgram::map_fd(const std::string &name) const {
-  auto it = maps_by_name_.find(name);
-  return it != maps_by_name_.end() ? bpf_map__fd(it->second) : -1;
+  struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str());
+  return map ? bpf_map__fd(map) : -1;
 }
 
 BpfProgram::MapInfo BpfProgram::map_info(const std::string &name) const {
   MapInfo info;
-  if (auto it = maps_by_name_.find(name); it != maps_by_name_.end()) {
-    struct bpf_map *map = it->second;
+  if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str())) {
     info.fd = bpf_map__fd(map);
     info.key_type = static_cast<int>(bpf_map__btf_key_type_id(map));
     info.value_type = static_cast<int>(bpf_map__btf_value_type_id(map));

@@ -12,7 +12,6 @@
 
 struct bpf_object;
 struct bpf_program;
-struct bpf_map;
 struct bpf_link;
 struct btf;
 
@@ -76,9 +75,6 @@ class BpfProgram {
   std::vector<char> object_;  // the ELF, for the second object
   struct bpf_object *obj_ = nullptr;
   struct bpf_object *helper_ = nullptr;  // the second object, if split
-  // By the names the object gives them: sharing renames maps to the
-  // kernel's 15-character names.
-  std::map<std::string, struct bpf_map *> maps_by_name_;
   const GeneratedProgram &generated_;
   const Declaration &decl_;
   std::vector<struct bpf_link *> links_;

@@ -6,11 +6,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string>
-
-#include "common/error.h"
 
 namespace mt {
 
@@ -62,7 +58,8 @@ int create_like_libbpf(struct bpf_map *map, int btf_fd) {
   LIBBPF_OPTS(bpf_map_create_opts, opts, .btf_fd = btf ? static_cast<__u32>(btf_fd) : 0,
               .btf_key_type_id = btf ? bpf_map__btf_key_type_id(map) : 0,
               .btf_value_type_id = btf ? bpf_map__btf_value_type_id(map) : 0,
-              .map_flags = bpf_map__map_flags(map), .map_extra = bpf_map__map_extra(map));
+              .map_flags = bpf_map__map_flags(map), .map_extra = bpf_map__map_extra(map),
+              .numa_node = bpf_map__numa_node(map));
   int fd = bpf_map_create(type, bpf_map__name(map), bpf_map__key_size(map),
                           bpf_map__value_size(map), bpf_map__max_entries(map), &opts);
   if (fd < 0 || !bpf_map__is_internal(map))
@@ -86,8 +83,9 @@ int create_like_libbpf(struct bpf_map *map, int btf_fd) {
 bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_object *> &users) {
   std::vector<struct bpf_map *> maps = maps_of(model);
   for (struct bpf_map *map : maps)
-    if (bpf_map__fd(map) < 0 &&
-        (!supported(bpf_map__type(map)) || ends_with(bpf_map__name(map), ".kconfig")))
+    if (bpf_map__pin_path(map) ||  // libbpf pins, and unpins on failure, what it creates
+        (bpf_map__fd(map) < 0 &&
+         (!supported(bpf_map__type(map)) || ends_with(bpf_map__name(map), ".kconfig"))))
       return false;
   // The object's BTF, loaded apart: libbpf loads its own copy at load.
   struct btf *btf = nullptr;
@@ -102,25 +100,23 @@ bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_o
   }
   std::vector<int> fds;
   for (struct bpf_map *map : maps) {
-    int fd = bpf_map__fd(map) >= 0 ? dup(bpf_map__fd(map)) : create_like_libbpf(map, btf__fd(btf));
+    int fd = bpf_map__fd(map) >= 0 ? dup(bpf_map__fd(map))
+                                   : create_like_libbpf(map, btf ? btf__fd(btf) : -1);
     if (fd < 0)
       break;
     fds.push_back(fd);
   }
   btf__free(btf);  // the maps hold the kernel's copy
-  bool created = fds.size() == maps.size();
-  for (size_t u = 0; created && u < users.size(); u++) {
+  bool shared = fds.size() == maps.size();
+  for (size_t u = 0; shared && u < users.size(); u++) {
     std::vector<struct bpf_map *> theirs = maps_of(users[u]);
-    if (theirs.size() != maps.size())
-      throw Error("internal error: objects of one ELF have different maps");
-    for (size_t i = 0; i < maps.size(); i++)
-      if (bpf_map__reuse_fd(theirs[i], fds[i]) != 0)
-        throw Error(std::string("cannot share the map ") + bpf_map__name(maps[i]) + ": " +
-                    std::strerror(errno));
+    shared = theirs.size() == maps.size();
+    for (size_t i = 0; shared && i < maps.size(); i++)
+      shared = bpf_map__reuse_fd(theirs[i], fds[i]) == 0;
   }
   for (int fd : fds)
     close(fd);  // each user holds its own duplicate
-  return created;
+  return shared;
 }
 
 }  // namespace mt
