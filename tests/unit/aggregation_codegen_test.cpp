@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
+#include "bpf_headers/mt_abi.h"
 #include "codegen/c_generator.h"
 #include "common/error.h"
 #include "compile_in_child.h"
@@ -512,7 +513,7 @@ TEST(AggregationCodegen, CompilesToABpfObjectWithItsMaps) {
       {"mt_agg_4", BPF_MAP_TYPE_PERCPU_HASH, 1, 8, 10240},   // __u8 op
       {"mt_agg_full", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 5},
       {"mt_lat_0", BPF_MAP_TYPE_LRU_HASH, 4, 16, 4096},  // start time, __u8 op
-      {"mt_latency_counts", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 32, 1},
+      {"mt_latency_counts", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8 * MT_LATENCY_COUNTERS, 1},
       {"per_pid", BPF_MAP_TYPE_HASH, 4, 8, 10240},
       {"per_res", BPF_MAP_TYPE_LRU_HASH, 8, 8, 512},  // packed: no padding
       {"state", BPF_MAP_TYPE_HASH, 8, 16, 10240},     // __u8 keep, __u64 submitted
