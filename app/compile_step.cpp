@@ -15,6 +15,7 @@
 #include "codegen/expression_policy.h"
 #include "codegen/source_locator.h"
 #include "common/error.h"
+#include "common/field_codec.h"
 #include "compiler/clang_compiler.h"
 #include "compiler/object_cache.h"
 #include "run/stop_signals.h"
@@ -122,11 +123,37 @@ CompileOptions compile_options_for(const GeneratedProgram &generated) {
   return compile_options;
 }
 
+std::string invocation_of(const ScriptSource &script, const std::vector<LuaScript::More> &more,
+                          const Options &options) {
+  FieldWriter w;
+  w.str(script.path).str(script.text).strs(options.script_args);
+  w.num(options.pid || !options.command.empty());
+  for (size_t i = 0; i < more.size(); i++)
+    w.str(more[i].source.path).str(more[i].source.text).strs(options.more_scripts[i].args);
+  return w.bytes();
+}
+
+std::unique_ptr<MapsAhead> make_maps_ahead(const std::string &invocation,
+                                           const FrontEndCache &cache, const Options &options) {
+  auto key = cache.object_expected(invocation);
+  if (!key)
+    return nullptr;
+  bool filter = options.pid || !options.command.empty();
+  return std::make_unique<MapsAhead>(
+      [key = *key, directory = ObjectCache::default_directory()]() {
+        return ObjectCache(directory).load(key);
+      },
+      filter, filter || options.cgroup.id);
+}
+
 std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
-                                     const Options &options, const ScriptSource &script) {
+                                     const Options &options, const ScriptSource &script,
+                                     std::string *key_out) {
   CompileOptions compile_options = compile_options_for(generated);
   ObjectCache cache(ObjectCache::default_directory());
   std::string key = ObjectCache::key_for(generated.source, compile_options);
+  if (key_out)
+    *key_out = key;
   if (!options.no_cache)
     if (auto object = cache.load(key)) {
       if (options.verbose)

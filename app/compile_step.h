@@ -2,6 +2,8 @@
 // it, else compiled by Clang on a thread a stop signal does not wait for;
 // compile errors are told at the script's lines.
 #pragma once
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "app/cli.h"
@@ -10,6 +12,7 @@
 #include "common/declaration.h"
 #include "compiler/clang_compiler.h"
 #include "kernel/probe_resolver.h"
+#include "run/maps_ahead.h"
 #include "script/lua_script.h"
 
 namespace mt {
@@ -24,6 +27,16 @@ GeneratedProgram generate_program(const Declaration &decl, const Resolution &res
 void declare_answered(LuaScript &script, const std::vector<LuaScript::More> &more,
                       const FrontEndCache &cache);
 
+// What decides the object a run loads, short of declaring: its scripts,
+// their arguments, and whether it filters (-p/-c).
+std::string invocation_of(const ScriptSource &script, const std::vector<LuaScript::More> &more,
+                          const Options &options);
+
+// Starts making the maps of the object the last run of INVOCATION loaded
+// (run/maps_ahead.h); none when none is known.
+std::unique_ptr<MapsAhead> make_maps_ahead(const std::string &invocation,
+                                           const FrontEndCache &cache, const Options &options);
+
 // Whether DECL has a probe in the kernel (one that does not parse counts).
 bool has_kernel_probes(const Declaration &decl);
 
@@ -35,7 +48,10 @@ FrontEndCache::Generated generate_or_reuse(const Declaration &decl, KernelFacts 
 // How GENERATED's programs are compiled: which read pointers directly.
 CompileOptions compile_options_for(const GeneratedProgram &generated);
 
+// The object for GENERATED, from the cache or compiled (and kept); its
+// cache key in *KEY when asked.
 std::vector<char> compile_with_cache(const GeneratedProgram &generated, const Declaration &decl,
-                                     const Options &options, const ScriptSource &script);
+                                     const Options &options, const ScriptSource &script,
+                                     std::string *key = nullptr);
 
 }  // namespace mt

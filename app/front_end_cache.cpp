@@ -22,6 +22,7 @@ namespace {
 
 constexpr const char *kAnswersFormat = "kernel answers 1";
 constexpr const char *kGeneratedFormat = "generated program 1";
+constexpr const char *kObjectExpectedFormat = "object expected 1 ";
 
 std::vector<char> bytes_of(const std::string &text) {
   return std::vector<char>(text.begin(), text.end());
@@ -232,6 +233,19 @@ void FrontEndCache::store_generated(const Declaration &decl, bool filter,
                                     const Generated &generated) const {
   if (enabled_ && keepable(decl))
     store_.store(key(generated_key(decl, filter)), bytes_of(encode(generated)));
+}
+
+std::optional<std::string> FrontEndCache::object_expected(const std::string &invocation) const {
+  auto bytes = load(kObjectExpectedFormat + invocation);
+  if (!bytes)
+    return std::nullopt;
+  return std::string(bytes->begin(), bytes->end());
+}
+
+void FrontEndCache::store_object_expected(const std::string &invocation,
+                                          const std::string &object_key) const {
+  if (enabled_ && object_expected(invocation) != object_key)
+    store_.store(key(kObjectExpectedFormat + invocation), bytes_of(object_key));
 }
 
 }  // namespace mt

@@ -53,6 +53,13 @@ class FrontEndCache {
   std::optional<Generated> generated(const Declaration &decl, bool filter) const;
   void store_generated(const Declaration &decl, bool filter, const Generated &generated) const;
 
+  // The compiled object's key (object_cache.h) that the last start of the
+  // same INVOCATION (its scripts, arguments and -p/-c) loaded, so that the
+  // next one can make its maps while the script is declared
+  // (run/early_maps.h). Only a guess: the object it ends up with decides.
+  std::optional<std::string> object_expected(const std::string &invocation) const;
+  void store_object_expected(const std::string &invocation, const std::string &object_key) const;
+
   // Exposed for tests: the bytes kept, and back.
   static std::string encode(const Generated &generated);
   static Generated decode(const std::string &bytes);  // throws mt::Error when damaged

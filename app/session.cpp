@@ -38,6 +38,7 @@
 #include "run/child_process.h"
 #include "run/event_stream.h"
 #include "run/kernel_maps.h"
+#include "run/maps_ahead.h"
 #include "run/per_cpu_rings.h"
 #include "run/record_decoder.h"
 #include "run/stack_resolver.h"
@@ -100,6 +101,8 @@ int run(const Options &options) {
   script.set_help(help);
   bool runs = !options.check && !options.emit_c && !help;
   FrontEndCache front_cache(ObjectCache::default_directory(), runs && !options.no_cache);
+  std::string invocation = invocation_of(script.source(), more, options);
+  auto maps_ahead = package ? nullptr : make_maps_ahead(invocation, front_cache, options);
   declare_answered(script, more, front_cache);
   const Declaration &decl = script.declaration();
   // Made while the C is found and loaded (per_cpu_rings.h).
@@ -155,8 +158,11 @@ int run(const Options &options) {
 
   std::vector<char> object;
   if (!generated.probes.empty()) {
+    std::string key;
     object = package ? object_from_package(generated, *package, options.script)
-                     : compile_with_cache(generated, decl, options, script.source());
+                     : compile_with_cache(generated, decl, options, script.source(), &key);
+    if (!package)
+      front_cache.store_object_expected(invocation, key);
     // Cached and packaged objects too: the same C may have been compiled
     // under --unsafe.
     if (!options.unsafe)
@@ -203,6 +209,8 @@ int run(const Options &options) {
       trace->plan(decl, generated, layouts);
     settings.params = program->pack_params(decl.params);
     settings.rings_fd = rings.value().outer_fd();
+    if (maps_ahead)
+      settings.maps_made_ahead = maps_ahead->made_for(object);
     program->load(settings);
     stop_if_signalled();
     maps = std::make_unique<KernelMaps>(*program, decl);
@@ -210,8 +218,10 @@ int run(const Options &options) {
                                              options.command, options.pid);
     script.set_kernel_maps(maps.get());
     if (options.verbose)
-      std::fprintf(stderr, "moontrace: loaded %zu BPF programs%s\n", program->program_count(),
-                   program->loaded_in_halves() ? ", verified in two halves at once" : "");
+      std::fprintf(stderr, "moontrace: loaded %zu BPF programs%s, on %zu maps made ahead\n",
+                   program->program_count(),
+                   program->loaded_in_halves() ? ", verified in two halves at once" : "",
+                   program->maps_taken_ahead());
     // Where each probe's records go, looked up once rather than per record.
     std::vector<RecordRouter::Probe> routes;
     for (uint32_t id = 0; id < generated.probes.size(); id++)

@@ -127,6 +127,22 @@ long variable_offset(const struct btf *btf, const char *section, const char *var
 
 }  // namespace
 
+// Targets are kept only under -p/-c, and flows marked only under -p/-c or
+// --cgroup (mt_flow_marks.h): elsewhere those tables are never touched,
+// and one slot is all they need (65,536 of a hash cost 2 ms to create).
+void size_maps_for_run(struct bpf_object *obj, bool filter_targets, bool marks) {
+  if (struct bpf_map *map = bpf_object__find_map_by_name(obj, MT_NAME(MT_STAGED)))
+    bpf_map__set_max_entries(map, libbpf_num_possible_cpus());
+  for (auto [name, used] :
+       {std::pair{MT_NAME(MT_FLOW_MARKS), marks}, std::pair{MT_NAME(MT_TARGETS), filter_targets}})
+    if (struct bpf_map *map = bpf_object__find_map_by_name(obj, name); map && !used)
+      bpf_map__set_max_entries(map, 1);
+}
+
+void capture_libbpf_messages() {
+  libbpf_set_print(capture_libbpf);
+}
+
 void check_bpf_usable() {
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct data[2] = {};
@@ -142,7 +158,7 @@ void check_bpf_usable() {
 BpfProgram::BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated,
                        const Declaration &decl)
     : generated_(generated), decl_(decl) {
-  libbpf_set_print(capture_libbpf);
+  capture_libbpf_messages();
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
   obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
   if (!obj_)
@@ -313,13 +329,11 @@ void BpfProgram::check_tracing_only() const {
 void BpfProgram::load(const LoadSettings &settings) {
   if (!settings.unsafe)
     check_tracing_only();
-  int cpus = libbpf_num_possible_cpus();
-  if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, MT_NAME(MT_STAGED)))
-    bpf_map__set_max_entries(map, cpus);
+  size_maps_for_run(obj_, settings.filter_targets, settings.filter_targets || settings.cgroup.id);
   // The rings made for the run; an empty array for one that runs nothing (check).
   if (struct bpf_map *rings = bpf_object__find_map_by_name(obj_, MT_NAME(MT_RINGS))) {
     if (settings.rings_fd < 0)
-      bpf_map__set_max_entries(rings, cpus);
+      bpf_map__set_max_entries(rings, libbpf_num_possible_cpus());
     else if (bpf_map__reuse_fd(rings, settings.rings_fd) != 0)
       throw Error(std::string("cannot use the per-CPU ring buffers: ") + std::strerror(errno));
   }
@@ -329,15 +343,7 @@ void BpfProgram::load(const LoadSettings &settings) {
           : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
-  // Targets are kept only under -p/-c, and flows marked only under -p/-c
-  // or --cgroup (mt_flow_marks.h): elsewhere those tables are never
-  // touched, and one slot is all they need (65,536 of a hash cost 2 ms to
-  // create).
-  bool marks = settings.filter_targets || settings.cgroup.id;
-  for (auto [name, used] : {std::pair{MT_NAME(MT_FLOW_MARKS), marks},
-                            std::pair{MT_NAME(MT_TARGETS), settings.filter_targets}})
-    if (struct bpf_map *map = bpf_object__find_map_by_name(obj_, name); map && !used)
-      bpf_map__set_max_entries(map, 1);
+  maps_taken_ahead_ = reuse_maps_made_ahead(obj_, settings.maps_made_ahead);
 
   // Read-only settings: the target filter switch, the cgroup, when a
   // record wakes the reader, and the script's parameters.

@@ -52,7 +52,7 @@ bool supported(enum bpf_map_type type) {
 }
 
 // One map as libbpf would create it; -1 (errno set) if the kernel refuses.
-int create_like_libbpf(struct bpf_map *map, int btf_fd) {
+int create_one_like_libbpf(struct bpf_map *map, int btf_fd) {
   enum bpf_map_type type = bpf_map__type(map);
   bool btf = btf_fd >= 0 && created_with_btf(type);
   LIBBPF_OPTS(bpf_map_create_opts, opts, .btf_fd = btf ? static_cast<__u32>(btf_fd) : 0,
@@ -78,15 +78,35 @@ int create_like_libbpf(struct bpf_map *map, int btf_fd) {
   return fd;
 }
 
+// Whether the map behind FD is what MAP defines now.
+bool defines(struct bpf_map *map, int fd) {
+  struct bpf_map_info info {};
+  uint32_t size = sizeof(info);
+  return bpf_obj_get_info_by_fd(fd, &info, &size) == 0 && info.type == bpf_map__type(map) &&
+         info.key_size == bpf_map__key_size(map) && info.value_size == bpf_map__value_size(map) &&
+         info.max_entries == bpf_map__max_entries(map) && info.map_flags == bpf_map__map_flags(map);
+}
+
 }  // namespace
 
-bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_object *> &users) {
-  std::vector<struct bpf_map *> maps = maps_of(model);
-  for (struct bpf_map *map : maps)
-    if (bpf_map__pin_path(map) ||  // libbpf pins, and unpins on failure, what it creates
-        (bpf_map__fd(map) < 0 &&
-         (!supported(bpf_map__type(map)) || ends_with(bpf_map__name(map), ".kconfig"))))
-      return false;
+size_t reuse_maps_made_ahead(struct bpf_object *obj, const std::map<std::string, int> &made) {
+  size_t reused = 0;
+  for (const auto &[name, fd] : made)
+    if (struct bpf_map *map = bpf_object__find_map_by_name(obj, name.c_str());
+        map && bpf_map__fd(map) < 0 && defines(map, fd) && bpf_map__reuse_fd(map, fd) == 0)
+      reused++;
+  return reused;
+}
+
+bool creatable_before_load(struct bpf_map *map) {
+  return !bpf_map__pin_path(map) &&  // libbpf pins, and unpins on failure, what it creates
+         supported(bpf_map__type(map)) && !ends_with(bpf_map__name(map), ".kconfig");
+}
+
+std::optional<std::vector<UniqueFd>> create_like_libbpf(struct bpf_object *model,
+                                                        const std::vector<struct bpf_map *> &maps) {
+  if (maps.empty())
+    return std::vector<UniqueFd>{};
   // The object's BTF, loaded apart: libbpf loads its own copy at load.
   struct btf *btf = nullptr;
   if (const struct btf *own = bpf_object__btf(model)) {
@@ -95,27 +115,44 @@ bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_o
     btf = btf__new(raw, size);
     if (!btf || btf__load_into_kernel(btf) != 0) {
       btf__free(btf);
-      return false;
+      return std::nullopt;
     }
   }
-  std::vector<int> fds;
+  std::vector<UniqueFd> fds;
   for (struct bpf_map *map : maps) {
-    int fd = bpf_map__fd(map) >= 0 ? dup(bpf_map__fd(map))
-                                   : create_like_libbpf(map, btf ? btf__fd(btf) : -1);
-    if (fd < 0)
+    fds.emplace_back(create_one_like_libbpf(map, btf ? btf__fd(btf) : -1));
+    if (!fds.back())
       break;
-    fds.push_back(fd);
   }
   btf__free(btf);  // the maps hold the kernel's copy
-  bool shared = fds.size() == maps.size();
+  if (!fds.back())
+    return std::nullopt;
+  return fds;
+}
+
+bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_object *> &users) {
+  std::vector<struct bpf_map *> maps = maps_of(model), to_create;
+  for (struct bpf_map *map : maps) {
+    if (bpf_map__pin_path(map) || (bpf_map__fd(map) < 0 && !creatable_before_load(map)))
+      return false;
+    if (bpf_map__fd(map) < 0)
+      to_create.push_back(map);
+  }
+  auto created = create_like_libbpf(model, to_create);
+  if (!created)
+    return false;
+  // A map's own descriptor is duplicated: reusing one closes the one it had.
+  std::vector<UniqueFd> fds;
+  for (size_t i = 0, made = 0; i < maps.size(); i++)
+    fds.push_back(bpf_map__fd(maps[i]) >= 0 ? UniqueFd(dup(bpf_map__fd(maps[i])))
+                                            : std::move((*created)[made++]));
+  bool shared = true;
   for (size_t u = 0; shared && u < users.size(); u++) {
     std::vector<struct bpf_map *> theirs = maps_of(users[u]);
     shared = theirs.size() == maps.size();
     for (size_t i = 0; shared && i < maps.size(); i++)
-      shared = bpf_map__reuse_fd(theirs[i], fds[i]) == 0;
+      shared = fds[i] && bpf_map__reuse_fd(theirs[i], fds[i].get()) == 0;  // users hold duplicates
   }
-  for (int fd : fds)
-    close(fd);  // each user holds its own duplicate
   return shared;
 }
 

@@ -2,11 +2,32 @@
 // opened from one ELF can use the same maps and load their programs in
 // parallel: libbpf verifies one object's programs one after another.
 #pragma once
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 struct bpf_object;
+struct bpf_map;
 
 namespace mt {
+
+// Whether MAP (of an opened object) can be created before the load as
+// libbpf would create it: not pinned, not .kconfig, of a kind handled here.
+bool creatable_before_load(struct bpf_map *map);
+
+// MAPS, of MODEL (opened, not loaded), created as libbpf would create them
+// at load: with the object's BTF, sizes and initial values as set now,
+// .rodata frozen. Their descriptors in order; none when one is refused.
+std::optional<std::vector<UniqueFd>> create_like_libbpf(struct bpf_object *model,
+                                                        const std::vector<struct bpf_map *> &maps);
+
+// Makes OBJ's maps (opened, not loaded) that have no descriptor yet use
+// those of MADE (by name) whose definitions they share (a duplicate of
+// each). Returns how many.
+size_t reuse_maps_made_ahead(struct bpf_object *obj, const std::map<std::string, int> &made);
 
 // Creates the maps of `model` (opened, not loaded) as libbpf would create
 // them at load: with the object's BTF, settings already given (sizes,

@@ -96,6 +96,32 @@ TEST_F(E2eWarmStart, AChangedScriptModuleOrParameterIsGeneratedAgain) {
   expect(traced(), "202", true);
 }
 
+// The maps of the object the same invocation loaded last are made while
+// the script is declared (run/maps_ahead.h); an object that turns out to
+// be another one is loaded on maps of its own.
+TEST_F(E2eWarmStart, AWarmStartMakesItsMapsWhileTheScriptIsDeclared) {
+  auto expect = [&](Result r, const std::string &v, bool ahead) {
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_TRUE(contains(r.out, "v=" + v)) << r;
+    EXPECT_TRUE(contains(r.err, " maps made ahead")) << r;
+    EXPECT_EQ(!contains(r.err, " on 0 maps made ahead"), ahead) << r;
+  };
+  expect(traced(), "101", false);
+  expect(traced(), "101", true);
+  expect(traced({"--extra", "5"}), "106", false);
+  // The same script and arguments, another module: the maps made for the
+  // object of the run before are not this object's.
+  dir_.write("wsmod.lua", "return { base = 200 }\n");
+  expect(traced(), "201", false);
+  expect(traced(), "201", true);
+  dir_.write("ws.lua",
+             std::string(kScript).replace(std::string(kScript).find("+ 1 +"), 5, "+ 2 +"));
+  expect(traced(), "202", false);
+  expect(traced(), "202", true);
+  expect(traced({"--extra", "5"}), "207", false);
+  expect(traced({}, {"--no-cache"}), "202", false);
+}
+
 TEST_F(E2eWarmStart, AnotherBuildOfTheEngineGeneratesAgain) {
   ASSERT_EQ(traced().exit_code, 0);
   ASSERT_TRUE(contains(traced().err, kReused));

@@ -98,6 +98,20 @@ TEST_F(FrontEndCacheTest, OffUnderNoCacheAndDamagedEntriesAreIgnored) {
   EXPECT_FALSE(cache().generated(decl_, false));
 }
 
+TEST_F(FrontEndCacheTest, TheObjectExpectedIsKeptPerInvocationEngineAndKernel) {
+  EXPECT_FALSE(cache().object_expected("ws.lua --extra 5"));
+  cache().store_object_expected("ws.lua --extra 5", "0123abcd");
+  cache().store_object_expected("ws.lua", "4567ef01");
+  EXPECT_EQ(cache().object_expected("ws.lua --extra 5"), "0123abcd");
+  EXPECT_EQ(cache().object_expected("ws.lua"), "4567ef01");
+  cache().store_object_expected("ws.lua", "89abcdef");  // the script changed
+  EXPECT_EQ(cache().object_expected("ws.lua"), "89abcdef");
+  FrontEndCache off(dir_.file("cache"), false, files_);
+  EXPECT_FALSE(off.object_expected("ws.lua"));
+  write("btf", "kernel build 22");
+  EXPECT_FALSE(cache().object_expected("ws.lua"));
+}
+
 TEST_F(FrontEndCacheTest, AProbeOnAFileIsNeverKept) {
   decl_.probes[0].alternatives = {"uprobe:/bin/sh:main", "tracepoint:syscalls:sys_enter_getppid"};
   cache().store_generated(decl_, false, kept_);
