@@ -1,8 +1,10 @@
 // Maps expression text and generated #line positions back to script lines and columns.
 #include "codegen/source_locator.h"
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
+#include <string_view>
 
 namespace mt {
 
@@ -24,11 +26,12 @@ ScriptLocation locate_expression(const std::string &source, const std::string &e
                                  ScriptLocation near) {
   if (expr.empty() || near.line <= 0)
     return near;
-  // A call spanning lines is reported at its first line: search from there,
-  // then from the top for expressions built elsewhere in the script.
-  auto quoted_at = [&](size_t from) {
-    for (size_t pos = source.find(expr, from); pos != std::string::npos;
-         pos = source.find(expr, pos + 1)) {
+  // Where EXPR stands quoted, starting in [FROM, UNTIL).
+  auto quoted_at = [&](size_t from, size_t until) {
+    std::string_view text = std::string_view(source).substr(
+        0, until == std::string::npos ? until : until + expr.size() - 1);
+    for (size_t pos = text.find(expr, from); pos != std::string::npos;
+         pos = text.find(expr, pos + 1)) {
       char before = pos > 0 ? source[pos - 1] : 0;
       // Lua drops the newline that follows a long bracket's opening: [[\n
       if (before == '\n' && pos > 1 && source[pos - 2] == '[')
@@ -40,10 +43,13 @@ ScriptLocation locate_expression(const std::string &source, const std::string &e
     }
     return std::string::npos;
   };
-  size_t start = line_start(source, near.line);
-  size_t best = start == std::string::npos ? start : quoted_at(start);
+  // A call spanning lines is reported at its first line: search from there,
+  // then above it for expressions built elsewhere in the script (most are
+  // found nowhere: the text is searched once).
+  size_t start = std::min(line_start(source, near.line), source.size());
+  size_t best = quoted_at(start, std::string::npos);
   if (best == std::string::npos)
-    best = quoted_at(0);
+    best = quoted_at(0, start);
   if (best == std::string::npos)
     return near;
   // Counted with memchr: a warm start of uring locates hundreds of these.

@@ -19,4 +19,16 @@ TEST(SourceLocator, KeepsTheCallLineWhenNotFound) {
   EXPECT_EQ(at.column, 0);
 }
 
+TEST(SourceLocator, FindsAnExpressionBuiltAboveTheCallAndPrefersOneAtOrBelowIt) {
+  std::string src = "local e = \"a + b\"\nprobe(e)\nprobe(\"a + b\")\n";
+  EXPECT_EQ(locate_expression(src, "a + b", {"s.lua", 2, 0}).line, 3);
+  ScriptLocation above = locate_expression(src, "a + b", {"s.lua", 4, 0});
+  EXPECT_EQ(above.line, 1);
+  EXPECT_EQ(above.column, 12);
+  // One that begins on the line before the call's and ends on it.
+  ScriptLocation spanning = locate_expression("x = [[a\nb]]\nprobe(x)\n", "a\nb", {"s.lua", 2, 0});
+  EXPECT_EQ(spanning.line, 1);
+  EXPECT_EQ(spanning.column, 7);
+}
+
 }  // namespace mt
