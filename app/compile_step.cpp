@@ -127,7 +127,7 @@ std::string invocation_of(const ScriptSource &script, const std::vector<LuaScrip
                           const Options &options) {
   FieldWriter w;
   w.str(script.path).str(script.text).strs(options.script_args);
-  w.num(options.pid || !options.command.empty());
+  w.num(options.pid || !options.command.empty()).num(options.unsafe);
   for (size_t i = 0; i < more.size(); i++)
     w.str(more[i].source.path).str(more[i].source.text).strs(options.more_scripts[i].args);
   return w.bytes();
@@ -140,6 +140,7 @@ std::unique_ptr<MapsAhead> make_maps_ahead(const std::string &invocation,
     return nullptr;
   bool filter = options.pid || !options.command.empty();
   return std::make_unique<MapsAhead>(
+      *key,
       [key = *key, directory = ObjectCache::default_directory()]() {
         return ObjectCache(directory).load(key);
       },

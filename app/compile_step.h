@@ -28,7 +28,7 @@ void declare_answered(LuaScript &script, const std::vector<LuaScript::More> &mor
                       const FrontEndCache &cache);
 
 // What decides the object a run loads, short of declaring: its scripts,
-// their arguments, and whether it filters (-p/-c).
+// their arguments, whether it filters (-p/-c), and --unsafe.
 std::string invocation_of(const ScriptSource &script, const std::vector<LuaScript::More> &more,
                           const Options &options);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -237,7 +238,9 @@ void FrontEndCache::store_generated(const Declaration &decl, bool filter,
 
 std::optional<std::string> FrontEndCache::object_expected(const std::string &invocation) const {
   auto bytes = load(kObjectExpectedFormat + invocation);
-  if (!bytes)
+  // A key names a file in the cache: hex digits only.
+  if (!bytes || bytes->empty() || bytes->size() > 64 ||
+      !std::all_of(bytes->begin(), bytes->end(), [](char c) { return std::isxdigit(c); }))
     return std::nullopt;
   return std::string(bytes->begin(), bytes->end());
 }

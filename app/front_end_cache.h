@@ -56,7 +56,7 @@ class FrontEndCache {
   // The compiled object's key (object_cache.h) that the last start of the
   // same INVOCATION (its scripts, arguments and -p/-c) loaded, so that the
   // next one can make its maps while the script is declared
-  // (run/early_maps.h). Only a guess: the object it ends up with decides.
+  // (run/maps_ahead.h). Only a guess: the object it ends up with decides.
   std::optional<std::string> object_expected(const std::string &invocation) const;
   void store_object_expected(const std::string &invocation, const std::string &object_key) const;
 

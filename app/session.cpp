@@ -157,8 +157,8 @@ int run(const Options &options) {
   }
 
   std::vector<char> object;
+  std::string key;  // the object's in the cache
   if (!generated.probes.empty()) {
-    std::string key;
     object = package ? object_from_package(generated, *package, options.script)
                      : compile_with_cache(generated, decl, options, script.source(), &key);
     if (!package)
@@ -210,18 +210,17 @@ int run(const Options &options) {
     settings.params = program->pack_params(decl.params);
     settings.rings_fd = rings.value().outer_fd();
     if (maps_ahead)
-      settings.maps_made_ahead = maps_ahead->made_for(object);
+      settings.made_ahead = maps_ahead->take(key, object);
     program->load(settings);
+    settings.made_ahead.maps.clear();  // the load holds duplicates of those it took
     stop_if_signalled();
     maps = std::make_unique<KernelMaps>(*program, decl);
     stacks = std::make_unique<StackResolver>(*program, generated.announces_processes,
                                              options.command, options.pid);
     script.set_kernel_maps(maps.get());
     if (options.verbose)
-      std::fprintf(stderr, "moontrace: loaded %zu BPF programs%s, on %zu maps made ahead\n",
-                   program->program_count(),
-                   program->loaded_in_halves() ? ", verified in two halves at once" : "",
-                   program->maps_taken_ahead());
+      std::fprintf(stderr, "moontrace: loaded %zu BPF programs%s\n", program->program_count(),
+                   program->how_loaded().c_str());
     // Where each probe's records go, looked up once rather than per record.
     std::vector<RecordRouter::Probe> routes;
     for (uint32_t id = 0; id < generated.probes.size(); id++)

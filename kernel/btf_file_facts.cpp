@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "kernel/btf_trace_events.h"
+#include "kernel/libbpf_messages.h"
 #include "kernel/tracefs_format.h"
 
 namespace mt {
@@ -63,7 +64,7 @@ BtfFileFacts::BtfFileFacts(const std::string &path) {
     throw Error("--btf " + vmlinux + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     throw Error("--btf " + vmlinux + ": not a regular file");
-  libbpf_set_print(nullptr);
+  keep_libbpf_messages();  // not printed
   // A raw BTF file (/sys/kernel/btf/vmlinux's copy) or an ELF vmlinux.
   struct btf *raw = btf__parse(vmlinux.c_str(), nullptr);
   if (!raw)

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/c_tokens.h"
+#include "kernel/libbpf_messages.h"
 
 namespace mt {
 
@@ -39,7 +40,7 @@ bool signature_from_proto(const struct btf *btf, int proto_id, size_t skip, BtfS
 
 KernelBtf *KernelBtf::get() {
   static KernelBtf *instance = [] {
-    libbpf_set_print(nullptr);
+    keep_libbpf_messages();  // not printed
     struct btf *btf = btf__load_vmlinux_btf();
     KernelBtf *kbtf = btf ? new KernelBtf(btf) : nullptr;
     if (kbtf)

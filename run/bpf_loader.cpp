@@ -19,17 +19,13 @@
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
+#include "kernel/libbpf_messages.h"
 #include "kernel/probe_resolver.h"
 #include "run/shared_maps.h"
 
 namespace mt {
 
 namespace {
-
-// libbpf's messages go here while loading, so that a failure can show the
-// verifier's log under -v instead of flooding stderr; per thread, as two
-// objects may load at once.
-thread_local std::string g_libbpf_log;
 
 // Below this much to verify (verification_weight: about 8 ms here) a
 // second object costs about what it saves: it parses the kernel's BTF
@@ -50,23 +46,6 @@ size_t verification_weight(const struct bpf_program *prog) {
       weight += 200;
   }
   return weight;
-}
-
-int capture_libbpf(enum libbpf_print_level level, const char *format, va_list args) {
-  if (level == LIBBPF_DEBUG)
-    return 0;
-  // The verifier's whole log comes as one message: no fixed-size buffer.
-  va_list again;
-  va_copy(again, args);
-  int n = std::vsnprintf(nullptr, 0, format, again);
-  va_end(again);
-  if (n <= 0)
-    return n;
-  size_t old = g_libbpf_log.size();
-  g_libbpf_log.resize(old + static_cast<size_t>(n) + 1);
-  std::vsnprintf(g_libbpf_log.data() + old, static_cast<size_t>(n) + 1, format, args);
-  g_libbpf_log.resize(old + static_cast<size_t>(n));
-  return n;
 }
 
 // The program named in libbpf's "prog 'NAME': ..." failure lines.
@@ -139,10 +118,6 @@ void size_maps_for_run(struct bpf_object *obj, bool filter_targets, bool marks) 
       bpf_map__set_max_entries(map, 1);
 }
 
-void capture_libbpf_messages() {
-  libbpf_set_print(capture_libbpf);
-}
-
 void check_bpf_usable() {
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct data[2] = {};
@@ -158,11 +133,12 @@ void check_bpf_usable() {
 BpfProgram::BpfProgram(const std::vector<char> &object, const GeneratedProgram &generated,
                        const Declaration &decl)
     : generated_(generated), decl_(decl) {
-  capture_libbpf_messages();
+  keep_libbpf_messages();
+  libbpf_messages().clear();
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
   obj_ = bpf_object__open_mem(object.data(), object.size(), &opts);
   if (!obj_)
-    throw Error("cannot open the compiled BPF object: " + g_libbpf_log);
+    throw Error("cannot open the compiled BPF object: " + libbpf_messages());
   object_ = object;
 }
 
@@ -245,6 +221,14 @@ bool BpfProgram::split_for_parallel_load() {
     bpf_program__set_autoload(prog, helpers.count(bpf_program__name(prog)) > 0);
   }
   return true;
+}
+
+std::string BpfProgram::how_loaded() const {
+  std::string how = helper_ ? ", verified in two halves at once" : "";
+  if (maps_made_ahead_of_)
+    how += "; maps made ahead: " + std::to_string(maps_taken_ahead_) + " of " +
+           std::to_string(maps_made_ahead_of_);
+  return how;
 }
 
 std::vector<char> BpfProgram::pack_params(const std::vector<Param> &params) const {
@@ -343,7 +327,8 @@ void BpfProgram::load(const LoadSettings &settings) {
           : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
   if (follow && !settings.filter_targets)
     bpf_program__set_autoload(follow, false);
-  maps_taken_ahead_ = reuse_maps_made_ahead(obj_, settings.maps_made_ahead);
+  maps_taken_ahead_ = reuse_maps_made_ahead(obj_, settings.made_ahead);
+  maps_made_ahead_of_ = settings.made_ahead.of;
 
   // Read-only settings: the target filter switch, the cgroup, when a
   // record wakes the reader, and the script's parameters.
@@ -370,15 +355,15 @@ void BpfProgram::load(const LoadSettings &settings) {
   }
 
   bool split = split_for_parallel_load();
-  g_libbpf_log.clear();
+  libbpf_messages().clear();
   int err = 0, helper_err = 0;
   std::string helper_log;
   auto load_helper = [&] {
-    std::string mine = std::move(g_libbpf_log);  // this thread's log may be the first half's
-    g_libbpf_log.clear();
+    std::string mine = std::move(libbpf_messages());  // this thread's log may be the first half's
+    libbpf_messages().clear();
     helper_err = bpf_object__load(helper_);
-    helper_log = std::move(g_libbpf_log);
-    g_libbpf_log = std::move(mine);
+    helper_log = std::move(libbpf_messages());
+    libbpf_messages() = std::move(mine);
   };
   if (split) {
     try {
@@ -393,7 +378,7 @@ void BpfProgram::load(const LoadSettings &settings) {
   } else {
     err = bpf_object__load(obj_);
   }
-  std::string log = g_libbpf_log;
+  std::string log = libbpf_messages();
   if (!err && helper_err) {
     err = helper_err;
     log = helper_log;
@@ -436,7 +421,7 @@ void BpfProgram::attach(const LoadSettings &settings) {
     struct bpf_program *prog = loaded_program(p.attached_program);
     if (!prog)
       throw Error("internal error: program " + p.attached_program + " is missing from the object");
-    g_libbpf_log.clear();
+    libbpf_messages().clear();
     struct bpf_link *link;
     const ProbeKindInfo &kind = probe_kind(p.name.kind);
     if (kind.source == TargetSource::UsdtNotes) {
@@ -468,7 +453,7 @@ void BpfProgram::attach(const LoadSettings &settings) {
         if (std::string missing = kind_unavailable(p.name.kind, kernel); !missing.empty())
           why = missing;
       }
-      throw Error("cannot attach " + p.probe_name + ": " + why, d.where, g_libbpf_log);
+      throw Error("cannot attach " + p.probe_name + ": " + why, d.where, libbpf_messages());
     }
     links_.push_back(link);
   }

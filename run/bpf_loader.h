@@ -9,6 +9,7 @@
 
 #include "codegen/c_generator.h"
 #include "run/cgroup_filter.h"
+#include "run/shared_maps.h"
 
 struct bpf_object;
 struct bpf_program;
@@ -25,18 +26,14 @@ struct LoadSettings {
   bool unsafe = false;            // --unsafe: maps may be pinned, programs of any type load
   CgroupFilter cgroup;            // --cgroup
   int rings_fd = -1;              // the per-CPU rings' array (per_cpu_rings.h); -1: an empty one
-  // Maps made ahead for this object (maps_ahead.h), by name; each one
-  // whose definition is still the object's is used, its descriptor duplicated.
-  std::map<std::string, int> maps_made_ahead;
+  // Maps made ahead for this object (maps_ahead.h); each one whose
+  // definition is still the object's is used, its descriptor duplicated.
+  MapsMadeAhead made_ahead;
 };
 
 // Sizes OBJ's maps (opened, not loaded) for a run with FILTER_TARGETS
 // (-p/-c) and MARKS (flows marked: -p/-c or --cgroup), as load() does.
 void size_maps_for_run(struct bpf_object *obj, bool filter_targets, bool marks);
-
-// libbpf's messages kept for errors (per thread) instead of printed; set
-// before a thread other than the main one uses libbpf.
-void capture_libbpf_messages();
 
 class BpfProgram {
  public:
@@ -68,10 +65,10 @@ class BpfProgram {
   };
   MapInfo map_info(const std::string &name) const;
   size_t program_count() const;
-  // Whether the kernel verified the programs in two halves at once.
-  bool loaded_in_halves() const { return helper_ != nullptr; }
-  // How many maps the load took from LoadSettings::maps_made_ahead.
-  size_t maps_taken_ahead() const { return maps_taken_ahead_; }
+  // For -v, how the load went: whether the kernel verified the programs
+  // in two halves at once, and how many of the maps made ahead it took
+  // (LoadSettings::made_ahead), when some were made.
+  std::string how_loaded() const;
 
  private:
   // Without --unsafe: refuses pinned maps, map kinds tracing does not use
@@ -91,7 +88,7 @@ class BpfProgram {
   const GeneratedProgram &generated_;
   const Declaration &decl_;
   std::vector<struct bpf_link *> links_;
-  size_t maps_taken_ahead_ = 0;
+  size_t maps_taken_ahead_ = 0, maps_made_ahead_of_ = 0;
 };
 
 // Throws unless this process may load BPF programs (root or CAP_BPF+CAP_PERFMON).

@@ -5,13 +5,13 @@
 // when the object it loads is the one they were made for.
 #pragma once
 #include <functional>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "common/unique_fd.h"
+#include "run/shared_maps.h"
 
 namespace mt {
 
@@ -19,20 +19,25 @@ class MapsAhead {
  public:
   // Fetches the expected object, on the thread; none when there is none.
   using Fetch = std::function<std::optional<std::vector<char>>()>;
-  // Starts making the maps of the object FETCH gives, sized for a run
-  // with FILTER_TARGETS and MARKS (size_maps_for_run).
-  MapsAhead(Fetch fetch, bool filter_targets, bool marks);
-  ~MapsAhead();  // waits for the thread: at most the time to make the maps
+  // Starts making the maps of the object FETCH gives, the one cached as
+  // KEY, sized for a run with FILTER_TARGETS and MARKS (size_maps_for_run).
+  MapsAhead(std::string key, Fetch fetch, bool filter_targets, bool marks);
+  // Stops the thread between two maps, and waits for it unless a stop
+  // signal came: the process then leaves at once.
+  ~MapsAhead();
   MapsAhead(const MapsAhead &) = delete;
   MapsAhead &operator=(const MapsAhead &) = delete;
 
-  // The maps made, by name, if OBJECT is the object they were made for;
-  // none otherwise (they are closed). Their descriptors stay this one's.
-  std::map<std::string, int> made_for(const std::vector<char> &object);
+  // The maps made, if KEY and OBJECT are those of the object they were
+  // made for; none otherwise (they are closed, and the thread stopped
+  // between two maps). Throws StoppedBeforeTracing on a stop signal while
+  // waiting.
+  MapsMadeAhead take(const std::string &key, const std::vector<char> &object);
 
  private:
-  std::vector<char> object_;
-  std::map<std::string, UniqueFd> maps_;
+  struct State;
+  std::string key_;
+  std::shared_ptr<State> state_;  // the thread's too: it may outlive this on a stop
   std::thread thread_;
 };
 

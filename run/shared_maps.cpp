@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
@@ -78,7 +79,42 @@ int create_one_like_libbpf(struct bpf_map *map, int btf_fd) {
   return fd;
 }
 
-// Whether the map behind FD is what MAP defines now.
+// Whether the value of type ID holds what the verifier matches against the
+// BTF object the programs were loaded with, not another copy of it: graph
+// roots and nodes, refcounts, kptrs (tagged pointers).
+bool tied_to_programs_btf(const struct btf *btf, __u32 id, int depth = 0) {
+  const struct btf_type *t = btf__type_by_id(btf, id);
+  if (!id || !t)
+    return false;
+  if (depth > 32)
+    return true;  // not worth finding out
+  switch (btf_kind(t)) {
+    case BTF_KIND_TYPEDEF:
+    case BTF_KIND_CONST:
+    case BTF_KIND_VOLATILE:
+    case BTF_KIND_RESTRICT: return tied_to_programs_btf(btf, t->type, depth + 1);
+    case BTF_KIND_PTR: {
+      const struct btf_type *to = btf__type_by_id(btf, t->type);
+      return to && btf_is_type_tag(to);
+    }
+    case BTF_KIND_ARRAY: return tied_to_programs_btf(btf, btf_array(t)->type, depth + 1);
+    case BTF_KIND_STRUCT:
+    case BTF_KIND_UNION: {
+      std::string name = btf__name_by_offset(btf, t->name_off);
+      if (name.starts_with("bpf_list_") || name.starts_with("bpf_rb_") || name == "bpf_refcount")
+        return true;
+      const struct btf_member *member = btf_members(t);
+      for (int i = 0; i < btf_vlen(t); i++)
+        if (tied_to_programs_btf(btf, member[i].type, depth + 1))
+          return true;
+      return false;
+    }
+    default: return false;
+  }
+}
+
+// Whether the map behind FD has MAP's kind, sizes and flags as they are
+// now (its BTF is the object's when the object is the same).
 bool defines(struct bpf_map *map, int fd) {
   struct bpf_map_info info {};
   uint32_t size = sizeof(info);
@@ -89,22 +125,26 @@ bool defines(struct bpf_map *map, int fd) {
 
 }  // namespace
 
-size_t reuse_maps_made_ahead(struct bpf_object *obj, const std::map<std::string, int> &made) {
+size_t reuse_maps_made_ahead(struct bpf_object *obj, const MapsMadeAhead &made) {
   size_t reused = 0;
-  for (const auto &[name, fd] : made)
+  for (const auto &[name, fd] : made.maps)
     if (struct bpf_map *map = bpf_object__find_map_by_name(obj, name.c_str());
-        map && bpf_map__fd(map) < 0 && defines(map, fd) && bpf_map__reuse_fd(map, fd) == 0)
+        map && bpf_map__fd(map) < 0 && defines(map, fd.get()) &&
+        bpf_map__reuse_fd(map, fd.get()) == 0)
       reused++;
   return reused;
 }
 
-bool creatable_before_load(struct bpf_map *map) {
+bool creatable_before_load(struct bpf_object *obj, struct bpf_map *map) {
+  const struct btf *btf = bpf_object__btf(obj);
   return !bpf_map__pin_path(map) &&  // libbpf pins, and unpins on failure, what it creates
-         supported(bpf_map__type(map)) && !ends_with(bpf_map__name(map), ".kconfig");
+         supported(bpf_map__type(map)) && !ends_with(bpf_map__name(map), ".kconfig") &&
+         !(btf && tied_to_programs_btf(btf, bpf_map__btf_value_type_id(map)));
 }
 
 std::optional<std::vector<UniqueFd>> create_like_libbpf(struct bpf_object *model,
-                                                        const std::vector<struct bpf_map *> &maps) {
+                                                        const std::vector<struct bpf_map *> &maps,
+                                                        const std::atomic<bool> *cancelled) {
   if (maps.empty())
     return std::vector<UniqueFd>{};
   // The object's BTF, loaded apart: libbpf loads its own copy at load.
@@ -120,7 +160,8 @@ std::optional<std::vector<UniqueFd>> create_like_libbpf(struct bpf_object *model
   }
   std::vector<UniqueFd> fds;
   for (struct bpf_map *map : maps) {
-    fds.emplace_back(create_one_like_libbpf(map, btf ? btf__fd(btf) : -1));
+    fds.emplace_back(
+        cancelled && *cancelled ? -1 : create_one_like_libbpf(map, btf ? btf__fd(btf) : -1));
     if (!fds.back())
       break;
   }
@@ -133,7 +174,7 @@ std::optional<std::vector<UniqueFd>> create_like_libbpf(struct bpf_object *model
 bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_object *> &users) {
   std::vector<struct bpf_map *> maps = maps_of(model), to_create;
   for (struct bpf_map *map : maps) {
-    if (bpf_map__pin_path(map) || (bpf_map__fd(map) < 0 && !creatable_before_load(map)))
+    if (bpf_map__pin_path(map) || (bpf_map__fd(map) < 0 && !creatable_before_load(model, map)))
       return false;
     if (bpf_map__fd(map) < 0)
       to_create.push_back(map);
@@ -144,8 +185,9 @@ bool create_shared_maps(struct bpf_object *model, const std::vector<struct bpf_o
   // A map's own descriptor is duplicated: reusing one closes the one it had.
   std::vector<UniqueFd> fds;
   for (size_t i = 0, made = 0; i < maps.size(); i++)
-    fds.push_back(bpf_map__fd(maps[i]) >= 0 ? UniqueFd(dup(bpf_map__fd(maps[i])))
-                                            : std::move((*created)[made++]));
+    fds.push_back(bpf_map__fd(maps[i]) >= 0
+                      ? UniqueFd(fcntl(bpf_map__fd(maps[i]), F_DUPFD_CLOEXEC, 0))
+                      : std::move((*created)[made++]));
   bool shared = true;
   for (size_t u = 0; shared && u < users.size(); u++) {
     std::vector<struct bpf_map *> theirs = maps_of(users[u]);

@@ -230,6 +230,31 @@ TEST_F(E2eStops, StopSignalWhileTheScriptDeclaresLeavesAtOnce) {
   EXPECT_EQ(r.err, "moontrace: stopped before tracing began (SIGHUP)\n");
 }
 
+// So is a warm start whose maps are being made ahead on a thread
+// (run/maps_ahead.h): the thread is not waited for.
+TEST_F(E2eStops, StopSignalWhileMapsAreMadeAheadLeavesAtOnce) {
+  TempDir dir;
+  auto command = [&](bool busy) {
+    Command c = mt({"-v", "--unsafe", "-c", "sh -c true", script("busy_when_asked.lua")});
+    c.env.push_back({"MOONTRACE_CACHE", dir.file("cache")});
+    if (busy)
+      c.env.push_back({"MT_TEST_BUSY", "1"});
+    return c;
+  };
+  for (int i = 0; i < 2; i++) {  // the second one makes its maps ahead
+    Result r = run(command(false), 120s);
+    ASSERT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(contains(r.err, "maps made ahead: "), i == 1) << r;
+  }
+  Process tracer(command(true));
+  std::this_thread::sleep_for(100ms);
+  double took;
+  auto r = stop_and_time(tracer, SIGINT, took);
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r;
+  EXPECT_TRUE(contains(r.err, "moontrace: stopped before tracing began (SIGINT)\n")) << r;
+  EXPECT_LT(took, 2.0) << r;
+}
+
 // A Lua error in a handler ends the run with the error, and the trace
 // drawn so far, the buffered records included, is finished and valid.
 TEST_F(E2eStops, LuaErrorInAHandlerKeepsTheTrace) {

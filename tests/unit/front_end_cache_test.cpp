@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
 
+#include "app/compile_step.h"
 #include "common/declaration_fingerprint.h"
 #include "common/error.h"
+#include "script/script_params.h"
 #include "tests/unit/scratch_dir.h"
 
 namespace mt {
@@ -108,8 +111,36 @@ TEST_F(FrontEndCacheTest, TheObjectExpectedIsKeptPerInvocationEngineAndKernel) {
   EXPECT_EQ(cache().object_expected("ws.lua"), "89abcdef");
   FrontEndCache off(dir_.file("cache"), false, files_);
   EXPECT_FALSE(off.object_expected("ws.lua"));
+  // A key read back names a file: hex digits only.
+  cache().store_object_expected("ws.lua", "../../etc/x");
+  EXPECT_FALSE(cache().object_expected("ws.lua"));
   write("btf", "kernel build 22");
   EXPECT_FALSE(cache().object_expected("ws.lua"));
+}
+
+// The invocation names the object expected: each script, each argument
+// apart, -p/-c alike and --unsafe count.
+TEST(Invocation, EveryScriptArgumentAndSwitchCounts) {
+  ScriptSource script{"ws.lua", "probe()", false, {}};
+  auto of = [&](const Options &options, const std::vector<LuaScript::More> &more = {}) {
+    return invocation_of(script, more, options);
+  };
+  Options plain, one, two, pid, command, unsafe;
+  one.script_args = {"a b"};
+  two.script_args = {"a", "b"};
+  pid.pid = 7;
+  command.command = "true";
+  unsafe.unsafe = true;
+  std::set<std::string> seen = {of(plain), of(one), of(two), of(pid), of(unsafe)};
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_EQ(of(pid), of(command));
+  ScriptArgs args({});
+  Options with_more = plain;
+  with_more.more_scripts.push_back({"x.lua", {"--n", "1"}});
+  std::string more = of(with_more, {{ScriptSource{"x.lua", "probe()", false, {}}, &args}});
+  EXPECT_NE(more, of(plain));
+  with_more.more_scripts[0].args = {"--n", "2"};
+  EXPECT_NE(of(with_more, {{ScriptSource{"x.lua", "probe()", false, {}}, &args}}), more);
 }
 
 TEST_F(FrontEndCacheTest, AProbeOnAFileIsNeverKept) {
