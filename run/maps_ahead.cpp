@@ -113,7 +113,9 @@ MapsMadeAhead MapsAhead::take(const std::string &key, const std::vector<char> &o
       }
   }
   thread_.join();
-  if (key != key_ || object != state_->object)
+  bool same = key == key_ && object == state_->object;
+  std::vector<char>().swap(state_->object);  // compared: not kept for the run
+  if (!same)
     return {};
   return std::move(state_->made);
 }
