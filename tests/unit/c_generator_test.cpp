@@ -126,7 +126,7 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
                   "__target) {\n  if (!__target)\n    return 0;\n"));
   EXPECT_TRUE(has(p,
                   "SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_shared_0(void "
-                  "*__ctx) {\n  bool __target = mt_is_target();\n  mt_probe_0(__ctx, "
+                  "*__ctx) {\n  volatile __u8 __target = mt_is_target();\n  mt_probe_0(__ctx, "
                   "__target);\n  mt_probe_1(__ctx, __target);\n  return 0;\n}\n"))
       << p.source;
   EXPECT_EQ(p.source.find("SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_probe_"),
