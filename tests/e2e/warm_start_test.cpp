@@ -55,6 +55,16 @@ class E2eWarmStart : public BpfTest {
       opens += contains(line, "\"/sys/kernel/btf/vmlinux\"");
     return opens;
   }
+  // A run that traced and printed the value V.
+  static void expect_traced(const Result &r, const std::string &v) {
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_TRUE(contains(r.out, "v=" + v)) << r;
+  }
+  // The script changed: its own step is 2, not 1.
+  void write_script_with_step_2() {
+    std::string changed = kScript;
+    dir_.write("ws.lua", changed.replace(changed.find("+ 1 +"), 5, "+ 2 +"));
+  }
   // Whether -v says that all the maps that could be made ahead were, and
   // taken by the load (none is "0 of 0": nothing was tried).
   static bool all_maps_made_ahead(const Result &r) {
@@ -87,14 +97,12 @@ TEST_F(E2eWarmStart, AWarmStartReadsNoKernelBtfOfItsOwnAndGeneratesNoC) {
 
 TEST_F(E2eWarmStart, AChangedScriptModuleOrParameterIsGeneratedAgain) {
   auto expect = [&](Result r, const std::string &v, bool reused) {
-    EXPECT_EQ(r.exit_code, 0) << r;
-    EXPECT_TRUE(contains(r.out, "v=" + v)) << r;
+    expect_traced(r, v);
     EXPECT_EQ(contains(r.err, kReused), reused) << r;
   };
   expect(traced(), "101", false);
   expect(traced(), "101", true);
-  dir_.write("ws.lua",
-             std::string(kScript).replace(std::string(kScript).find("+ 1 +"), 5, "+ 2 +"));
+  write_script_with_step_2();
   expect(traced(), "102", false);
   expect(traced(), "102", true);
   dir_.write("wsmod.lua", "return { base = 200 }\n");
@@ -109,8 +117,7 @@ TEST_F(E2eWarmStart, AChangedScriptModuleOrParameterIsGeneratedAgain) {
 // be another one is loaded on maps of its own.
 TEST_F(E2eWarmStart, AWarmStartMakesItsMapsWhileTheScriptIsDeclared) {
   auto expect = [&](Result r, const std::string &v, bool ahead) {
-    EXPECT_EQ(r.exit_code, 0) << r;
-    EXPECT_TRUE(contains(r.out, "v=" + v)) << r;
+    expect_traced(r, v);
     EXPECT_EQ(all_maps_made_ahead(r), ahead) << r;
   };
   expect(traced(), "101", false);
@@ -121,8 +128,7 @@ TEST_F(E2eWarmStart, AWarmStartMakesItsMapsWhileTheScriptIsDeclared) {
   dir_.write("wsmod.lua", "return { base = 200 }\n");
   expect(traced(), "201", false);
   expect(traced(), "201", true);
-  dir_.write("ws.lua",
-             std::string(kScript).replace(std::string(kScript).find("+ 1 +"), 5, "+ 2 +"));
+  write_script_with_step_2();
   expect(traced(), "202", false);
   expect(traced(), "202", true);
   expect(traced({"--extra", "5"}), "207", false);
