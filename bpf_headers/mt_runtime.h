@@ -212,10 +212,22 @@ static __always_inline void mt_submit(struct mt_stage *st, __u32 size) {
 
 /* Run by the reader on each CPU in turn (BPF_PROG_TEST_RUN): 1 when the
  * CPU's stages are empty now, 0 when a program on it was writing there or
- * its ring is full. */
+ * its ring is full. On the reader's own CPU it runs with interrupts on: it
+ * marks the stage busy as a writer does, so that a program run in an
+ * interrupt meanwhile takes the other stage instead of adding a record
+ * that the hand-over would then drop (or hand over twice). */
 static __always_inline int mt_flush_level(__u32 level) {
   struct mt_stage *st = bpf_map_lookup_elem(&mt_stages, &level);
-  return !st || (!st->busy && mt_flush(st, level));
+  if (!st)
+    return 1;
+  if (st->busy)
+    return 0;
+  st->busy = level + 1;
+  mt_barrier();
+  int flushed = mt_flush(st, level);
+  mt_barrier();
+  st->busy = 0;
+  return flushed;
 }
 SEC("raw_tp/mt_flush")
 int MT_FLUSH_STAGE(void *ctx) {
