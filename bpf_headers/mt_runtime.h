@@ -163,6 +163,15 @@ static __always_inline bool mt_flush(struct mt_stage *st, __u32 level) {
   return true;
 }
 
+/* This CPU now holds staged records: the reader comes for them within a
+ * millisecond (of the first, if it already held some). */
+static __always_inline void mt_mark_staged(void) {
+  __u32 cpu = bpf_get_smp_processor_id();
+  struct mt_staged_since *since = bpf_map_lookup_elem(&mt_staged, &cpu);
+  if (since && !since->ns)
+    since->ns = bpf_ktime_get_ns();
+}
+
 /* Room for a record of `size` bytes on this CPU, NULL (counted as lost)
  * when there is none; mt_submit(*stage, size) hands it on. */
 static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage **stage) {
@@ -183,12 +192,8 @@ static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage
       st = NULL;
     }
   }
-  if (st && !st->len && level == 0) {
-    __u32 cpu = bpf_get_smp_processor_id();
-    struct mt_staged_since *since = bpf_map_lookup_elem(&mt_staged, &cpu);
-    if (since)
-      since->ns = bpf_ktime_get_ns();
-  }
+  if (st && !st->len && level == 0)
+    mt_mark_staged();
   __u32 at = st ? st->len : MT_STAGE_BYTES;
   if (!st || at > MT_STAGE_BYTES - room) {
     __u64 *lost = bpf_map_lookup_elem(&mt_lost, &probe);
@@ -203,9 +208,12 @@ static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage
 static __always_inline void mt_submit(struct mt_stage *st, __u32 size) {
   mt_barrier();
   st->len += (size + 7) & ~7u;
-  /* Half full, or a record of an interrupting program: on to the ring. */
-  if (st->len >= MT_STAGE_BYTES / 2 || st->busy == 2)
-    mt_flush(st, st->busy - 1);
+  /* Half full, or a record of an interrupting program: on to the ring.
+   * What stage 1 could not hand over (its ring was full) the reader comes
+   * for, as for stage 0's. */
+  if ((st->len >= MT_STAGE_BYTES / 2 || st->busy == 2) && !mt_flush(st, st->busy - 1) &&
+      st->busy == 2)
+    mt_mark_staged();
   mt_barrier();
   st->busy = 0;
 }

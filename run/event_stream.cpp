@@ -33,6 +33,9 @@ constexpr size_t kStagedSlotBytes = sizeof(struct mt_staged_since);
 // and gives the room back: holding a whole ring while drawing it would
 // leave the CPU no room for that long.
 constexpr uint64_t kTakeBytes = 256 << 10;
+// Times a drain reads the rings and asks the CPUs again for what they kept
+// staged (their ring was full, or a program was writing there).
+constexpr int kDrainRounds = 4;
 
 }  // namespace
 
@@ -127,9 +130,11 @@ bool EventStream::flush_stage(size_t cpu) {
   return false;
 }
 
-void EventStream::flush_stages() {
+bool EventStream::flush_stages() {
+  bool all = true;
   for (size_t cpu = 0; cpu < rings_.size(); cpu++)
-    flush_stage(cpu);
+    all &= flush_stage(cpu);
+  return all;
 }
 
 uint64_t EventStream::staged_since(size_t cpu) const {
@@ -218,22 +223,27 @@ void EventStream::release(uint64_t watermark) {
 
 bool EventStream::drain() {
   // What was there when the drain began (staged records included): a storm
-  // that goes on cannot keep it going.
-  flush_stages();
-  std::vector<uint64_t> until;
-  for (auto &ring : rings_)
-    until.push_back(ring.produced());
-  for (;;) {
-    bool left = false;
-    for (size_t cpu = 0; cpu < rings_.size(); cpu++)
-      left |= rings_[cpu].read_position() < until[cpu];
-    if (!left)
+  // that goes on cannot keep it going. A CPU whose ring was full kept what
+  // it staged: once the rings are read, it is asked again, a few times.
+  for (int round = 0; round < kDrainRounds; round++) {
+    bool handed_over = flush_stages();
+    std::vector<uint64_t> until;
+    for (auto &ring : rings_)
+      until.push_back(ring.produced());
+    for (;;) {
+      bool left = false;
+      for (size_t cpu = 0; cpu < rings_.size(); cpu++)
+        left |= rings_[cpu].read_position() < until[cpu];
+      if (!left)
+        break;
+      uint64_t taken = take();
+      if (stopped_)
+        return false;
+      if (!taken)
+        break;  // a record still being written
+    }
+    if (handed_over)
       break;
-    uint64_t taken = take();
-    if (stopped_)
-      return false;
-    if (!taken)
-      break;  // a record still being written
   }
   release_all();
   return true;

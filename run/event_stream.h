@@ -65,7 +65,7 @@ class EventStream {
   void close_all();
   // Has a CPU hand over what it staged: false if it could not.
   bool flush_stage(size_t cpu);
-  void flush_stages();
+  bool flush_stages();  // every CPU's: false if one could not
   // When the CPU staged the oldest record it holds (ns), 0 for none.
   uint64_t staged_since(size_t cpu) const;
   // Takes the records of one batch from `offset` on; false if stopped.

@@ -129,6 +129,35 @@ TEST_F(E2eTracing, CommandRunsAsTheSudoUser) {
   EXPECT_EQ(values_of(r.out, "gid"), std::vector<uint64_t>{65534}) << r;
 }
 
+// Records lost while moontrace could not read (stopped, its buffers full)
+// are counted; and what the CPUs could not hand over then, kept staged, is
+// handed over and read by the stop that comes first when it runs again:
+// the records taken and those counted as lost add up to the kernel's own
+// count.
+TEST_F(E2eTracing, RecordsTakenAndLostAddUpToTheKernelsCountAfterFullBuffers) {
+  Process storm(stopped_nop_storm(100000));
+  Command c = mt({"-p", std::to_string(storm.pid()), script("counted_completions.lua")});
+  c.env.push_back({"MOONTRACE_BUFFER_KB", "64"});
+  Process tracer(c);
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
+  tracer.signal(SIGSTOP);
+  storm.resume();
+  ASSERT_EQ(storm.wait(30s).exit_code, 0);
+  tracer.signal(SIGINT);
+  tracer.signal(SIGCONT);
+  auto r = tracer.wait(30s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  unsigned long long events = 0, lost = 0;
+  for (const auto &line : lines(r.err))
+    std::sscanf(line.c_str(), "moontrace: %llu events, %llu lost", &events, &lost);
+  ASSERT_GT(lost, 0u) << r;
+  auto records = values_of(r.out, "records"), kernel = values_of(r.out, "kernel");
+  ASSERT_EQ(records.size(), 1u) << r;
+  ASSERT_EQ(kernel, std::vector<uint64_t>{100000}) << r;
+  EXPECT_EQ(records[0] + lost, kernel[0]) << r;
+  EXPECT_EQ(events, records[0]) << r;
+}
+
 // Programs run in interrupts on the CPU where the reader hands a CPU's
 // staged records to its ring (there, with interrupts on): the reader and 8
 // threads that sleep 50 us at a time, all on CPU 0, whose timers fire in
