@@ -322,7 +322,7 @@ int run(const Options &options) {
   auto report_lost = [&]() {
     if (!events)
       return;
-    LossCounts counts{state.events, state.unprocessed, events->lost(), {}};
+    LossCounts counts{state.events, state.unprocessed, events->lost(), {}, program->runs_skipped()};
     for (const auto &probe : generated.probes)
       counts.probe_names.push_back(probe.probe_name);
     std::fputs(loss_text(counts).c_str(), stderr);

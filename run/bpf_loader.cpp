@@ -476,6 +476,20 @@ int BpfProgram::program_fd(const std::string &name) const {
   return prog ? bpf_program__fd(prog) : -1;
 }
 
+std::vector<uint64_t> BpfProgram::runs_skipped() const {
+  std::vector<uint64_t> skipped(generated_.probes.size());
+  std::set<std::string> counted;
+  for (size_t i = 0; i < skipped.size(); i++) {
+    const std::string &name = generated_.probes[i].attached_program;
+    int fd = program_fd(name);
+    struct bpf_prog_info info = {};
+    __u32 size = sizeof(info);
+    if (fd >= 0 && counted.insert(name).second && bpf_obj_get_info_by_fd(fd, &info, &size) == 0)
+      skipped[i] = info.recursion_misses;
+  }
+  return skipped;
+}
+
 int BpfProgram::map_fd(const std::string &name) const {
   struct bpf_map *map = bpf_object__find_map_by_name(obj_, name.c_str());
   return map ? bpf_map__fd(map) : -1;

@@ -65,6 +65,10 @@ class BpfProgram {
   };
   MapInfo map_info(const std::string &name) const;
   size_t program_count() const;
+  // Per probe: the runs the kernel skipped because a BPF program was
+  // already running on that CPU (its recursion check). Probes on one tracepoint
+  // share a program: its count goes to the first.
+  std::vector<uint64_t> runs_skipped() const;
   // For -v, how the load went: whether the kernel verified the programs
   // in two halves at once, and how many of the maps made ahead it took
   // (LoadSettings::made_ahead), when some were made.

@@ -129,6 +129,18 @@ TEST_F(E2eTracing, CommandRunsAsTheSudoUser) {
   EXPECT_EQ(values_of(r.out, "gid"), std::vector<uint64_t>{65534}) << r;
 }
 
+// A run the kernel skips (a BPF program was already running on that CPU:
+// here the probe's own, which prints, on the print's tracepoint) is an
+// event never seen: the summary counts it, per probe.
+TEST_F(E2eTracing, RunsTheKernelSkippedAreCountedPerProbe) {
+  auto r = run(mt({"--unsafe", "-c", nop_storm(100), script("skipped_runs.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(
+      contains(r.err, "moontrace: 100 events, 0 lost, 100 probe runs skipped by the kernel"))
+      << r;
+  EXPECT_TRUE(contains(r.err, "moontrace:   skipped 100 runs of tp_btf:bpf_trace_printk\n")) << r;
+}
+
 // Records lost while moontrace could not read (stopped, its buffers full)
 // are counted; and what the CPUs could not hand over then, kept staged, is
 // handed over and read by the stop that comes first when it runs again:

@@ -25,5 +25,15 @@ TEST(LossReport, SaysWhatTheStopLeftUnprocessed) {
             R"({"type":"lost_events","data":{"events":50,"lost":0,"unprocessed":20,"probes":{}}})");
 }
 
+TEST(LossReport, NamesEachProbeWhoseRunsTheKernelSkipped) {
+  LossCounts counts{10, 0, {0, 0, 0}, {"kprobe:f", "tracepoint:a:b"}, {3, 0}};
+  EXPECT_EQ(loss_text(counts),
+            "moontrace: 10 events, 0 lost, 3 probe runs skipped by the kernel (a BPF program "
+            "was already running on the CPU)\n"
+            "moontrace:   skipped 3 runs of kprobe:f\n");
+  EXPECT_EQ(loss_json(counts), R"({"type":"lost_events","data":{"events":10,"lost":0,)"
+                               R"("probes":{},"skipped":3,"skipped_probes":{"kprobe:f":3}}})");
+}
+
 }  // namespace
 }  // namespace mt
