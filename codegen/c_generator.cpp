@@ -841,7 +841,8 @@ bool write_stack_maps(const Declaration &decl, size_t slot, Emitter &out) {
          "    return;\n";
   out << "  struct mt_stage *stage;\n  struct mt_thread_name *r = mt_reserve(" + n +
              ", sizeof(*r), &stage);\n";
-  out << "  if (!r)\n    return;\n";
+  // Not announced (its record lost): the next stack of the process tries again.
+  out << "  if (!r) {\n    bpf_map_delete_elem(&mt_stack_processes, &pid);\n    return;\n  }\n";
   out << "  r->__probe = " + n + ";\n  r->pid = pid;\n  r->tid = (__u32)task;\n";
   out << "  bpf_get_current_comm(r->comm, sizeof(r->comm));\n  mt_submit(stage, sizeof(*r));\n}\n";
   return true;

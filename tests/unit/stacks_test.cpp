@@ -104,6 +104,12 @@ TEST(Stacks, EachKindAndDepthHasAMapAndTypedValuesTheDecoderKnows) {
       << c;
   EXPECT_TRUE(has(c, "= bpf_get_stackid(__ctx, &mt_stack_k5, 0);")) << c;
   EXPECT_TRUE(has(c, "BPF_F_USER_STACK")) << c;
+  // A process whose announcement (its name, for the stack's symbols) was
+  // lost is announced with its next stack.
+  EXPECT_TRUE(has(c,
+                  "  if (!r) {\n    bpf_map_delete_elem(&mt_stack_processes, &pid);\n"
+                  "    return;\n  }\n"))
+      << c;
 
   CompileResult result = testing::compile_in_child(c, {});
   ASSERT_TRUE(result.ok);
