@@ -50,8 +50,10 @@ class EventStream {
   // before the oldest record a CPU still holds staged; a CPU that held one
   // for a millisecond is made to hand it over. Returns the bytes taken.
   uint64_t take();
-  // Takes what every ring held when it was called and draws all of it:
-  // false when the consumer stopped it (what it left stays buffered).
+  // Takes what every ring held when it was called, and what the CPUs had
+  // staged (asked again after the rings are read, a few times, when a full
+  // ring kept it), and draws all of it: false when the consumer stopped it
+  // (what it left stays buffered).
   bool drain();
   // Draws what is held, all of it (at the end).
   void release_all();

@@ -13,6 +13,7 @@
  * it into several requests depends on the queue limits (max_sectors_kb,
  * max_segments) and merging on queue/nomerges. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -27,7 +28,7 @@ static int parse(const char *text, unsigned long long *out) {
   char *end;
   errno = 0;
   *out = strtoull(text, &end, 0);
-  return errno == 0 && end != text && *end == '\0' && text[0] != '-';
+  return errno == 0 && isdigit((unsigned char)text[0]) && *end == '\0';
 }
 
 int main(int argc, char **argv) {

@@ -10,6 +10,7 @@
  * clock_nanosleep(2) must sleep its whole time, else it prints why on
  * stderr and exits 1. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ static int parse(const char *text, unsigned long *out) {
   char *end;
   errno = 0;
   *out = strtoul(text, &end, 10);
-  return errno == 0 && end != text && *end == '\0' && text[0] != '-';
+  return errno == 0 && isdigit((unsigned char)text[0]) && *end == '\0';
 }
 
 static void *sleeper(void *unused) {
@@ -47,8 +48,8 @@ static void *sleeper(void *unused) {
 int main(int argc, char **argv) {
   unsigned long threads = 1;
   if (argc < 3 || argc > 4 || !parse(argv[1], &count) || !parse(argv[2], &micros) ||
-      micros >= 1000000 || (argc == 4 && (!parse(argv[3], &threads) || !threads || threads > 64))) {
-    fprintf(stderr, "usage: short_sleeps COUNT MICROSECONDS (below 1000000) [THREADS (1-64)]\n");
+      !micros || micros >= 1000000 || (argc == 4 && (!parse(argv[3], &threads) || !threads || threads > 64))) {
+    fprintf(stderr, "usage: short_sleeps COUNT MICROSECONDS (1-999999) [THREADS (1-64)]\n");
     return 2;
   }
   pthread_t ids[64];
