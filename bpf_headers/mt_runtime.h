@@ -155,9 +155,13 @@ static __always_inline bool mt_flush(struct mt_stage *st, __u32 level) {
     return false;
   st->len = 0;
   if (level == 0) {
+    /* Nothing staged any more, unless stage 1 kept what it could not hand
+     * over (mt_submit): the reader is still to come for that. */
+    __u32 one = 1;
+    struct mt_stage *up = bpf_map_lookup_elem(&mt_stages, &one);
     struct mt_staged_since *since = bpf_map_lookup_elem(&mt_staged, &cpu);
     mt_barrier();
-    if (since)
+    if (since && !(up && up->len))
       since->ns = 0;
   }
   return true;
@@ -172,8 +176,10 @@ static __always_inline void mt_mark_staged(void) {
     since->ns = bpf_ktime_get_ns();
 }
 
-/* Room for a record of `size` bytes on this CPU, NULL (counted as lost)
- * when there is none; mt_submit(*stage, size) hands it on. */
+/* Room for a record of `size` bytes on this CPU, NULL (counted as lost
+ * for `probe`, unless it is MT_UNCOUNTED) when there is none;
+ * mt_submit(*stage, size) hands it on. */
+#define MT_UNCOUNTED 0xffffffffu
 static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage **stage) {
   __u32 level = 0, room = (size + 7) & ~7u;
   struct mt_stage *st = bpf_map_lookup_elem(&mt_stages, &level);

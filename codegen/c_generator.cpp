@@ -834,15 +834,21 @@ bool write_stack_maps(const Declaration &decl, size_t slot, Emitter &out) {
   out << "/* Processes whose user stacks were sent (LRU: one that is gone makes room). */\n";
   out << map_definition("mt_stack_processes", "BPF_MAP_TYPE_LRU_HASH", MT_STACK_MAP_MIN_ENTRIES,
                         "__u32", "__u8");
+  // 1: announced; 2: its record was lost (counted once), the next stack of
+  // the process tries again.
   out << "static __always_inline void mt_announce_process(void) {\n";
   out << "  __u64 task = bpf_get_current_pid_tgid();\n  __u32 pid = task >> 32;\n";
-  out << "  __u8 one = 1;\n";
-  out << "  if (bpf_map_update_elem(&mt_stack_processes, &pid, &one, BPF_NOEXIST) != 0)\n"
+  out << "  __u8 announced = 1, again = 2;\n  __u32 count_loss_as = " + n + ";\n";
+  out << "  __u8 *state = bpf_map_lookup_elem(&mt_stack_processes, &pid);\n";
+  out << "  if (state && *state != again)\n    return;\n";
+  out << "  if (state)\n    count_loss_as = MT_UNCOUNTED;\n";
+  out << "  else if (bpf_map_update_elem(&mt_stack_processes, &pid, &announced, BPF_NOEXIST))\n"
          "    return;\n";
-  out << "  struct mt_stage *stage;\n  struct mt_thread_name *r = mt_reserve(" + n +
-             ", sizeof(*r), &stage);\n";
-  // Not announced (its record lost): the next stack of the process tries again.
-  out << "  if (!r) {\n    bpf_map_delete_elem(&mt_stack_processes, &pid);\n    return;\n  }\n";
+  out << "  struct mt_stage *stage;\n"
+         "  struct mt_thread_name *r = mt_reserve(count_loss_as, sizeof(*r), &stage);\n";
+  out << "  if (!r) {\n    bpf_map_update_elem(&mt_stack_processes, &pid, &again, BPF_ANY);\n"
+         "    return;\n  }\n";
+  out << "  if (state)\n    *state = announced;\n";
   out << "  r->__probe = " + n + ";\n  r->pid = pid;\n  r->tid = (__u32)task;\n";
   out << "  bpf_get_current_comm(r->comm, sizeof(r->comm));\n  mt_submit(stage, sizeof(*r));\n}\n";
   return true;

@@ -105,11 +105,12 @@ TEST(Stacks, EachKindAndDepthHasAMapAndTypedValuesTheDecoderKnows) {
   EXPECT_TRUE(has(c, "= bpf_get_stackid(__ctx, &mt_stack_k5, 0);")) << c;
   EXPECT_TRUE(has(c, "BPF_F_USER_STACK")) << c;
   // A process whose announcement (its name, for the stack's symbols) was
-  // lost is announced with its next stack.
+  // lost is announced with its next stack; its loss counts once.
   EXPECT_TRUE(has(c,
-                  "  if (!r) {\n    bpf_map_delete_elem(&mt_stack_processes, &pid);\n"
-                  "    return;\n  }\n"))
+                  "  if (!r) {\n    bpf_map_update_elem(&mt_stack_processes, &pid, &again, "
+                  "BPF_ANY);\n    return;\n  }\n"))
       << c;
+  EXPECT_TRUE(has(c, "  if (state)\n    count_loss_as = MT_UNCOUNTED;\n")) << c;
 
   CompileResult result = testing::compile_in_child(c, {});
   ASSERT_TRUE(result.ok);
