@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -303,6 +304,13 @@ std::vector<std::string> words(const std::string &line) {
 
 bool contains(const std::string &text, const std::string &needle) {
   return text.find(needle) != std::string::npos;
+}
+
+EventCounts event_counts(const Result &r) {
+  unsigned long long events = 0, lost = 0;
+  for (const auto &line : lines(r.err))
+    std::sscanf(line.c_str(), "moontrace: %llu events, %llu lost", &events, &lost);
+  return {events, lost};
 }
 
 ::testing::AssertionResult one_line_error(const Result &r,

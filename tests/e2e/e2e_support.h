@@ -98,6 +98,11 @@ std::vector<uint64_t> sequence(uint64_t first, uint64_t last, uint64_t step = 1)
 std::vector<std::string> lines(const std::string &text);
 std::vector<std::string> words(const std::string &line);  // split at whitespace
 bool contains(const std::string &text, const std::string &needle);
+// N and M of the summary line "moontrace: N events, M lost" in stderr.
+struct EventCounts {
+  uint64_t events = 0, lost = 0;
+};
+EventCounts event_counts(const Result &r);
 
 // The compiler library beside the moontrace under test.
 std::string compiler_library();

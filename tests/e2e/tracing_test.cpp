@@ -169,9 +169,7 @@ TEST_F(E2eTracing, RecordsTakenAndLostAddUpToTheKernelsCountAfterFullBuffers) {
   tracer.signal(SIGCONT);
   auto r = tracer.wait(30s);
   ASSERT_EQ(r.exit_code, 0) << r;
-  unsigned long long events = 0, lost = 0;
-  for (const auto &line : lines(r.err))
-    std::sscanf(line.c_str(), "moontrace: %llu events, %llu lost", &events, &lost);
+  auto [events, lost] = event_counts(r);
   ASSERT_GT(lost, 0u) << r;
   auto records = values_of(r.out, "records"), kernel = values_of(r.out, "kernel");
   ASSERT_EQ(records.size(), 1u) << r;

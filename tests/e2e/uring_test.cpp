@@ -276,9 +276,7 @@ TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
   tracer.signal(SIGINT);
   auto r = tracer.wait(60s);
   ASSERT_EQ(r.exit_code, 0) << r;
-  unsigned long long events = 0, lost = 0;
-  for (const auto &line : lines(r.err))
-    std::sscanf(line.c_str(), "moontrace: %llu events, %llu lost", &events, &lost);
+  uint64_t lost = event_counts(r).lost;
   ASSERT_GT(lost, 0u) << r;
   auto problems = mt::testing::perfetto_problems_in_file(file);
   EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems[0];
