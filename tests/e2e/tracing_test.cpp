@@ -17,6 +17,20 @@ std::string nop_storm(int n) {
   return workload("nop_storm") + " " + std::to_string(n);
 }
 
+// Starts `tracing`, runs the stopped `workload` once it is attached, and
+// stops it with `stop_signal` when the workload exited.
+Result trace_until_it_exited(const Command &tracing, Process &workload, int stop_signal) {
+  Process tracer(tracing);
+  if (!tracer.wait_for_err(kReady)) {
+    ADD_FAILURE() << "never attached";
+    return tracer.wait(1s);
+  }
+  workload.resume();
+  EXPECT_EQ(workload.wait(60s).exit_code, 0);
+  tracer.signal(stop_signal);
+  return tracer.wait(10s);
+}
+
 TEST_F(E2eTracing, CommandCompletionsAreExactlyOneToN) {
   auto r = run(mt({"-c", nop_storm(1000), script("complete.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
@@ -93,12 +107,8 @@ TEST_F(E2eTracing, CommandThatCannotRunIsAnError) {
 
 TEST_F(E2eTracing, SigtermStopsCleanlyAndRunsEnd) {
   Process workload(stopped_nop_storm(200));
-  Process tracer(mt({script("count.lua"), "--target", std::to_string(workload.pid())}));
-  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
-  workload.resume();
-  ASSERT_EQ(workload.wait(10s).exit_code, 0);
-  tracer.signal(SIGTERM);
-  auto r = tracer.wait(10s);
+  auto r = trace_until_it_exited(
+      mt({script("count.lua"), "--target", std::to_string(workload.pid())}), workload, SIGTERM);
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "completions"), std::vector<uint64_t>{200}) << r;
 }
@@ -201,12 +211,7 @@ TEST_F(E2eTracing, RecordsWrittenInInterruptsOnTheReadersCpuAllArrive) {
   Process sleeper(sleeps);
   Command tracing = mt({script("timer_interrupts.lua"), "--pid", std::to_string(sleeper.pid())});
   tracing.argv.insert(tracing.argv.begin(), {"taskset", "-c", on_cpu});
-  Process tracer(tracing);
-  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
-  sleeper.resume();
-  ASSERT_EQ(sleeper.wait(60s).exit_code, 0);
-  tracer.signal(SIGINT);
-  auto r = tracer.wait(10s);
+  auto r = trace_until_it_exited(tracing, sleeper, SIGINT);
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(contains(r.err, " 0 lost")) << r;
   auto arms = values_of(r.out, "arms"), fires = values_of(r.out, "fires");
