@@ -174,27 +174,27 @@ struct bpf_program *BpfProgram::loaded_program(const std::string &name) const {
   return nullptr;
 }
 
-bool BpfProgram::split_for_parallel_load() {
-  std::vector<std::pair<size_t, struct bpf_program *>> by_weight;
+bool worth_loading_in_halves(struct bpf_object *obj) {
   size_t total = 0;
   struct bpf_program *prog;
-  bpf_object__for_each_program(prog, obj_) {
-    if (bpf_program__autoload(prog)) {
-      by_weight.emplace_back(verification_weight(prog), prog);
-      total += by_weight.back().first;
-    }
+  bpf_object__for_each_program(prog, obj) {
+    // libbpf numbers a USDT probe's specs in maps per object: two objects
+    // would number theirs over each other in the shared maps.
+    if (std::string_view(bpf_program__section_name(prog)).starts_with("usdt"))
+      return false;
+    if (bpf_program__autoload(prog))
+      total += verification_weight(prog);
   }
   // On one CPU (taskset) the halves would take turns, and the second
   // object's own start would be lost time.
   cpu_set_t cpus;
-  if (total < kWeightWorthSplitting || sched_getaffinity(0, sizeof(cpus), &cpus) != 0 ||
-      CPU_COUNT(&cpus) < 2)
+  return total >= kWeightWorthSplitting && sched_getaffinity(0, sizeof(cpus), &cpus) == 0 &&
+         CPU_COUNT(&cpus) >= 2;
+}
+
+bool BpfProgram::split_for_parallel_load() {
+  if (!worth_loading_in_halves(obj_))
     return false;
-  // libbpf numbers a USDT probe's specs in maps per object: two objects
-  // would number theirs over each other in the shared maps.
-  for (const auto &p : generated_.probes)
-    if (probe_kind(p.name.kind).source == TargetSource::UsdtNotes)
-      return false;
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
   struct bpf_object *helper = bpf_object__open_mem(object_.data(), object_.size(), &opts);
   if (!helper)
@@ -204,6 +204,12 @@ bool BpfProgram::split_for_parallel_load() {
     return false;
   }
   helper_ = helper;
+  std::vector<std::pair<size_t, struct bpf_program *>> by_weight;
+  struct bpf_program *prog;
+  bpf_object__for_each_program(prog, obj_) {
+    if (bpf_program__autoload(prog))
+      by_weight.emplace_back(verification_weight(prog), prog);
+  }
   // The heaviest first, each to the half with less to verify so far.
   std::sort(by_weight.begin(), by_weight.end(),
             [](const auto &a, const auto &b) { return a.first > b.first; });
@@ -228,6 +234,9 @@ std::string BpfProgram::how_loaded() const {
   if (maps_made_ahead_of_)
     how += "; maps made ahead: " + std::to_string(maps_taken_ahead_) + " of " +
            std::to_string(maps_made_ahead_of_);
+  if (kernel_btf_ahead_.parsed)
+    how += "; kernel BTF parsed ahead: " + std::to_string(kernel_btf_ahead_.taken) + " of " +
+           std::to_string(kernel_btf_ahead_.parsed) + " taken";
   return how;
 }
 
@@ -378,6 +387,7 @@ void BpfProgram::load(const LoadSettings &settings) {
   } else {
     err = bpf_object__load(obj_);
   }
+  kernel_btf_ahead_ = drop_kernel_btf_ahead();
   std::string log = libbpf_messages();
   if (!err && helper_err) {
     err = helper_err;

@@ -9,6 +9,7 @@
 
 #include "codegen/c_generator.h"
 #include "run/cgroup_filter.h"
+#include "run/kernel_btf_ahead.h"
 #include "run/shared_maps.h"
 
 struct bpf_object;
@@ -34,6 +35,11 @@ struct LoadSettings {
 // Sizes OBJ's maps (opened, not loaded) for a run with FILTER_TARGETS
 // (-p/-c) and MARKS (flows marked: -p/-c or --cgroup), as load() does.
 void size_maps_for_run(struct bpf_object *obj, bool filter_targets, bool marks);
+
+// Whether OBJ's programs (opened, not loaded) are worth verifying in two
+// halves at once, each its own object: enough to verify, two CPUs to run
+// them, and no USDT probe.
+bool worth_loading_in_halves(struct bpf_object *obj);
 
 class BpfProgram {
  public:
@@ -70,8 +76,9 @@ class BpfProgram {
   // share a program: its count goes to the first.
   std::vector<uint64_t> runs_skipped() const;
   // For -v, how the load went: whether the kernel verified the programs
-  // in two halves at once, and how many of the maps made ahead it took
-  // (LoadSettings::made_ahead), when some were made.
+  // in two halves at once, how many of the maps made ahead it took
+  // (LoadSettings::made_ahead), and of the kernel BTF copies parsed ahead
+  // (kernel_btf_ahead.h), when some were made.
   std::string how_loaded() const;
 
  private:
@@ -93,6 +100,7 @@ class BpfProgram {
   const Declaration &decl_;
   std::vector<struct bpf_link *> links_;
   size_t maps_taken_ahead_ = 0, maps_made_ahead_of_ = 0;
+  KernelBtfAhead kernel_btf_ahead_;
 };
 
 // Throws unless this process may load BPF programs (root or CAP_BPF+CAP_PERFMON).

@@ -1,4 +1,5 @@
-// Makes the expected object's maps on a thread, and hands them over if the guess was right.
+// Makes the expected object's maps on a thread, and hands them over if the guess was right;
+// and parses the kernel's BTF its load will want.
 #include "run/maps_ahead.h"
 
 #include <bpf/libbpf.h>
@@ -12,6 +13,7 @@
 
 #include "kernel/libbpf_messages.h"
 #include "run/bpf_loader.h"
+#include "run/kernel_btf_ahead.h"
 #include "run/shared_maps.h"
 #include "run/stop_signals.h"
 
@@ -34,6 +36,8 @@ using Object = std::unique_ptr<struct bpf_object, decltype(&bpf_object__close)>;
 // by name: all but those whose contents the run sets (.rodata, .data,
 // .bss) and those made otherwise (the rings; pinned ones). None when the
 // object cannot be opened, the kernel refuses one, or CANCELLED is set.
+// Then the copies of the kernel's BTF libbpf will parse to load it, one
+// per half (kernel_btf_ahead.h).
 MapsMadeAhead make_maps(const std::vector<char> &object, bool filter_targets, bool marks,
                         const std::atomic<bool> &cancelled) {
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
@@ -52,6 +56,8 @@ MapsMadeAhead make_maps(const std::vector<char> &object, bool filter_targets, bo
   if (auto fds = create_like_libbpf(obj.get(), maps, &cancelled))
     for (size_t i = 0; i < maps.size(); i++)
       made.maps.emplace(bpf_map__name(maps[i]), std::move((*fds)[i]));
+  if (needs_kernel_btf({object.data(), object.size()}))
+    parse_kernel_btf_ahead(worth_loading_in_halves(obj.get()) ? 2 : 1, cancelled);
   return made;
 }
 

@@ -80,10 +80,11 @@ TEST_F(E2eWarmStart, AWarmStartReadsNoKernelBtfOfItsOwnAndGeneratesNoC) {
   std::vector<std::string> small = {"-c", "sh -c true", dir_.file("ws.lua")};
   EXPECT_GE(btf_opens(small), 1);
   EXPECT_EQ(btf_opens(small), 0);
-  // uring: libbpf reads it for the object's tp_btf programs and CO-RE
+  // uring: libbpf needs it for the object's tp_btf programs and CO-RE
   // reads, once per object: its 30 programs load in two halves at once,
   // each its own object, where there are two CPUs to run them (bpf_loader.h).
-  // The engine itself reads it no more.
+  // A copy for each is read while the script is declared
+  // (run/kernel_btf_ahead.h). The engine itself reads it no more.
   std::vector<std::string> uring = {"-o", "/dev/null", "-c", "true", "uring"};
   cpu_set_t cpus;
   ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
@@ -142,7 +143,19 @@ TEST_F(E2eWarmStart, AWarmStartMakesItsMapsWhileTheScriptIsDeclared) {
     Result r = run(c, 120s);
     EXPECT_EQ(r.exit_code, 0) << r;
     EXPECT_EQ(all_maps_made_ahead(r), ahead) << r;
+    // And the kernel's BTF its tp_btf programs need, a copy for each half
+    // (run/kernel_btf_ahead.h): taken by libbpf, which would parse it.
+    cpu_set_t cpus;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+    std::string halves = CPU_COUNT(&cpus) >= 2 ? "2" : "1";
+    EXPECT_EQ(contains(r.err, "kernel BTF parsed ahead: " + halves + " of " + halves + " taken"),
+              ahead)
+        << r;
   }
+  // The small script's object needs none.
+  Result small = traced();
+  expect(small, "202", true);
+  EXPECT_FALSE(contains(small.err, "kernel BTF parsed ahead")) << small;
 }
 
 TEST_F(E2eWarmStart, AnotherBuildOfTheEngineGeneratesAgain) {

@@ -1,0 +1,55 @@
+// Which objects make libbpf parse the kernel's BTF, so that a warm start
+// parses it ahead for them and for no other (run/kernel_btf_ahead.h).
+#include "run/kernel_btf_ahead.h"
+
+#include <gtest/gtest.h>
+
+#include "compile_in_child.h"
+
+namespace mt {
+namespace {
+
+bool needs(const std::string &source) {
+  CompileResult r = testing::compile_in_child("#include \"mt_helpers.h\"\n" + source, {});
+  EXPECT_TRUE(r.ok) << source;
+  return needs_kernel_btf({r.object.data(), r.object.size()});
+}
+
+TEST(KernelBtfAhead, AClassicTracepointNeedsNone) {
+  EXPECT_FALSE(
+      needs("SEC(\"tracepoint/syscalls/sys_enter_getppid\")\n"
+            "int p(void *ctx) { return bpf_get_smp_processor_id() > 1; }\n"));
+}
+
+TEST(KernelBtfAhead, ProgramsAttachedByBtfIdNeedIt) {
+  for (const char *section : {"tp_btf/sched_switch", "fentry/vfs_read", "fexit/vfs_read"})
+    EXPECT_TRUE(needs(std::string("SEC(\"") + section + "\")\nint p(void *ctx) { return 0; }\n"))
+        << section;
+}
+
+TEST(KernelBtfAhead, CoReRelocationsAndKernelSymbolsNeedIt) {
+  EXPECT_TRUE(
+      needs("struct task_struct { int pid; } __attribute__((preserve_access_index));\n"
+            "SEC(\"tracepoint/syscalls/sys_enter_getppid\")\n"
+            "int p(void *ctx) {\n"
+            "  struct task_struct *t = (void *)bpf_get_current_task();\n"
+            "  int pid = 0;\n"
+            "  bpf_probe_read_kernel(&pid, 4, __builtin_preserve_access_index(&t->pid));\n"
+            "  return pid > 1;\n"
+            "}\n"));
+  EXPECT_TRUE(
+      needs("extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id)\n"
+            "    __attribute__((section(\".ksyms\")));\n"
+            "SEC(\"tracepoint/syscalls/sys_enter_getppid\")\n"
+            "int p(void *ctx) {\n"
+            "  return bpf_rdonly_cast((void *)bpf_get_current_task(), 1) != 0;\n"
+            "}\n"));
+}
+
+TEST(KernelBtfAhead, ADamagedObjectNeedsNone) {
+  EXPECT_FALSE(needs_kernel_btf("not an ELF object"));
+  EXPECT_FALSE(needs_kernel_btf(""));
+}
+
+}  // namespace
+}  // namespace mt
