@@ -8,8 +8,9 @@
 // btf__load_vmlinux_btf in the executable, where libbpf's own calls to it
 // land (they go through its PLT), and serves them copies parsed on the
 // maps-ahead thread while the script is declared, from a private mapping
-// of the file where the kernel allows one (Linux 6.16 and later), else as
-// libbpf would.
+// of the file where the kernel allows one (Linux 6.16 and later). Where
+// the file can only be read, a copy costs what libbpf's own does: one is
+// read ahead, and the other half reads its own while the first verifies.
 #pragma once
 #include <atomic>
 #include <string_view>
@@ -23,8 +24,8 @@ namespace mt {
 // or an extern (a kernel symbol or kfunc). False when OBJECT is malformed.
 bool needs_kernel_btf(std::string_view object);
 
-// Parses COPIES of the kernel's BTF, one for each load to come; stops
-// early when CANCELLED is set.
+// Parses COPIES of the kernel's BTF, one for each load to come (only one
+// where the file cannot be mapped); stops early when CANCELLED is set.
 void parse_kernel_btf_ahead(unsigned copies, const std::atomic<bool> &cancelled);
 
 // Frees the copies no load took; returns how many were parsed ahead and
