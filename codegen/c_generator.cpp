@@ -198,7 +198,7 @@ bool keyed_by_thread(const LatencyDecl &lat) {
 
 // Every script expression a probe's program contains.
 std::vector<const Expression *> expressions_of(const Declaration &decl, const ProbeDecl &probe) {
-  std::vector<const Expression *> out = {&probe.predicate, &probe.action};
+  std::vector<const Expression *> out = {&probe.guard, &probe.predicate, &probe.action};
   auto add = [&](const std::vector<Capture> &captures) {
     for (const auto &c : captures)
       out.push_back(&c.expr);
@@ -366,20 +366,23 @@ class ProbeWriter {
     // traced process issued completes in an interrupt or a kworker.
     bool flows = draws_flow(decl), follows = draws_flow(decl, false);
     bool filtered = decl.latency_stop < 0 && !follows;
-    if (shared) {
+    if (shared)
       out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
                   "__ctx, bool __target) {\n";
-      if (filtered)
-        out_ << "  if (!__target)\n    return 0;\n";
-    } else {
-      out_ << "SEC(\"" + section(rp) + "\")\n";
-      out_ << "int " + gp.program + "(" + ctx_type + "__ctx) {\n";
-      if (flows)
+    else
+      out_ << "SEC(\"" + section(rp) + "\")\nint " + gp.program + "(" + ctx_type + "__ctx) {\n";
+    auto check_target = [&] {
+      if (!shared && flows)
         out_ << "  bool __target = mt_is_target();\n";
       if (filtered)
-        out_ << (flows ? "  if (!__target)\n    return 0;\n"
-                       : "  if (!mt_is_target())\n    return 0;\n");
-    }
+        out_ << (shared || flows ? "  if (!__target)\n    return 0;\n"
+                                 : "  if (!mt_is_target())\n    return 0;\n");
+    };
+    // Without a guard the target check comes first: a USDT probe's args
+    // cost helper calls to build, in every process.
+    bool guarded = !decl.guard.text.empty();
+    if (!guarded)
+      check_target();
     if (record_context) {
       out_ << "#define args (*__ctx)\n";
     } else {
@@ -396,6 +399,10 @@ class ProbeWriter {
     else
       out_ << "#define MT_PROBE_READ bpf_probe_read_kernel\n"
               "#define MT_DIRECT_LOADS MT_HAVE_RDONLY_CAST\n";
+    if (guarded) {
+      write_guard(decl);
+      check_target();
+    }
 
     std::set<std::string> used;
     for (const Expression *e : expressions_of(*in_.decl, decl))
@@ -486,6 +493,25 @@ class ProbeWriter {
       out_ << "#undef args\n";
     out_ << "#undef MT_PROBE_READ\n#undef MT_DIRECT_LOADS\n";
     return gp;
+  }
+
+  // The guard comes before the builtins are read: it may name the probe's
+  // args and retval, params, maps and constants, but not what costs a
+  // helper call to know, nor a pair's start.
+  void write_guard(const ProbeDecl &decl) {
+    for (const auto &id : free_identifiers(decl.guard.text)) {
+      bool builtin = id == "start" || id == "latency";
+      for (const auto &b : kBuiltins)
+        builtin |= id == b.name;
+      if (builtin)
+        throw Error("a guard is tested before '" + id +
+                        "' is known: test it in the filter (a guard sees args, retval, params "
+                        "and maps)",
+                    decl.guard.where);
+    }
+    out_ << "  if (!(";
+    out_.expression(decl.guard);
+    out_ << "))\n    return 0;\n";
   }
 
   // -p/-c: an event that steps or ends a marked flow goes on in any task,

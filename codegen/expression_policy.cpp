@@ -22,6 +22,7 @@ void for_each_c_text(
     }
   };
   for (const ProbeDecl &p : decl.probes) {
+    expression(p.guard);
     expression(p.predicate);
     expression(p.action);
     captures(p.captures);

@@ -131,14 +131,18 @@ struct DrawDecl {
 struct ProbeDecl {
   int id = 0;                             // index in Declaration::probes
   std::vector<std::string> alternatives;  // probe names; first available wins
-  Expression predicate;                   // empty: always
-  Expression action;                      // C statements run when the predicate holds
-  std::vector<Capture> captures;          // sent to user space, by name
-  std::vector<int> aggregations;          // ids of the aggregations this probe feeds
-  int latency_start = -1;                 // LatencyDecl id this probe starts
-  int latency_stop = -1;                  // LatencyDecl id this probe stops
-  bool has_handler = false;               // a Lua function receives events
-  std::vector<DrawDecl> draws;            // drawn into the trace file
+  // Tested first, before the target check, the clock and a latency stop's
+  // lookup: an event it rejects is not this probe's at all (a stop on a
+  // tracepoint every syscall fires, like tp_btf:sys_exit). Empty: none.
+  Expression guard;
+  Expression predicate;           // empty: always
+  Expression action;              // C statements run when the predicate holds
+  std::vector<Capture> captures;  // sent to user space, by name
+  std::vector<int> aggregations;  // ids of the aggregations this probe feeds
+  int latency_start = -1;         // LatencyDecl id this probe starts
+  int latency_stop = -1;          // LatencyDecl id this probe stops
+  bool has_handler = false;       // a Lua function receives events
+  std::vector<DrawDecl> draws;    // drawn into the trace file
   ScriptLocation where;
 };
 

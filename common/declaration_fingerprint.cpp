@@ -100,9 +100,10 @@ void put(FieldWriter &w, const DrawDecl &d) {
 }
 
 void put(FieldWriter &w, const ProbeDecl &p) {
-  const auto &[id, alternatives, predicate, action, captures, aggregations, latency_start,
+  const auto &[id, alternatives, guard, predicate, action, captures, aggregations, latency_start,
                latency_stop, has_handler, draws, where] = p;
   w.num(id).strs(alternatives);
+  put(w, guard);
   put(w, predicate);
   put(w, action);
   put_all(w, captures);

@@ -426,6 +426,7 @@ struct LuaDeclarationBuilders : LuaApi {
     else if (lua_type(L, 3) == LUA_TFUNCTION)
       handler = 3;
     if (lua_type(L, 2) == LUA_TTABLE) {
+      p.guard = optional_expression(L, 2, "guard", p.where);
       p.predicate = optional_expression(L, 2, "filter", p.where);
       p.action = optional_expression(L, 2, "action", p.where);
       lua_getfield(L, 2, "capture");
@@ -578,7 +579,8 @@ struct LuaDeclarationBuilders : LuaApi {
     return new_handle(L, static_cast<int>(s.decl_.aggregations.size() - 1), kAggregationType);
   }
 
-  // latency({name=, start=, stop=, key=, stop_key=, carry=, filter=, stop_filter=,
+  // latency({name=, start=, stop=, key=, stop_key=, carry=, guard=, stop_guard=,
+  //          filter=, stop_filter=,
   //          start_action=, stop_action=, start_draw=, into=, capture=, draw=,
   //          size=}, [HANDLER]): two probes and a map between them; `carry`
   //          values taken at start (after start_action) are start.NAME at stop.
@@ -627,6 +629,8 @@ struct LuaDeclarationBuilders : LuaApi {
     lua_getfield(L, 1, "start_draw");
     add_draws(L, start, lua_gettop(L));
     lua_pop(L, 2);
+    start.guard = optional_expression(L, 1, "guard", lat.where);
+    stop.guard = optional_expression(L, 1, "stop_guard", lat.where);
     start.predicate = optional_expression(L, 1, "filter", lat.where);
     stop.predicate = optional_expression(L, 1, "stop_filter", lat.where);
     start.action = optional_expression(L, 1, "start_action", lat.where);

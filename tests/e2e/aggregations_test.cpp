@@ -117,6 +117,20 @@ TEST_F(E2eAggregations, StatsMinMaxAndHistogramsOfKnownBatchSizes) {
   EXPECT_TRUE(contains(r.out, "        >= 10      : 1        |")) << r;
 }
 
+// A pair on tracepoints every syscall fires, guarded: only the 10 calls
+// start, and every stop that did not start is turned away by its guard,
+// not counted as an unmatched stop.
+TEST_F(E2eAggregations, GuardedLatencyOnTheRawSyscallTracepoints) {
+  auto r = run(mt(
+      {"-v", "-c", workload("uring_batches") + " 1 2 3 4 5 6 7 8 9 10", script("raw_enter.lua")}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.err,
+                       "latency 'latency1': 10 starts, 0 restarts, 10 matched, 0 unmatched stops, "
+                       "0 pending, 0 evicted, 0 dropped"))
+      << r;
+  EXPECT_TRUE(contains(r.out, "@submitted: 55")) << r;
+}
+
 TEST_F(E2eAggregations, AMillionEventsIntoACountLoseNothing) {
   auto r = run(mt({"-c", workload("nop_storm") + " 1000000 32", script("million.lua")}), 90s);
   ASSERT_EQ(r.exit_code, 0) << r;

@@ -321,6 +321,39 @@ TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
   EXPECT_TRUE(has(start, "if (!mt_is_target())"));
 }
 
+// A guard is tested before anything that costs: the -p/--cgroup check,
+// the clock, and a stop's lookup of its start (an event it turns away is
+// not a stop at all).
+TEST(AggregationCodegen, GuardsComeFirst) {
+  Declaration d = full_declaration();
+  d.probes[1].guard = at("args.opcode != 98", 8, 50);
+  d.probes[2].guard = at("args.cflags != 76", 8, 80);
+  GeneratedProgram p = generate(d);
+  std::string start = program(p, 1), stop = program(p, 2);
+  size_t start_guard = start.find("args.opcode != 98");
+  ASSERT_NE(start_guard, std::string::npos) << start;
+  EXPECT_LT(start_guard, start.find("mt_is_target()")) << start;
+  EXPECT_LT(start_guard, start.find("bpf_ktime_get_ns()")) << start;
+  size_t stop_guard = stop.find("args.cflags != 76");
+  ASSERT_NE(stop_guard, std::string::npos) << stop;
+  EXPECT_LT(stop_guard, stop.find("bpf_ktime_get_ns()")) << stop;
+  EXPECT_LT(stop_guard, stop.find("mt_latency_stop(")) << stop;
+  EXPECT_LT(stop.find("mt_latency_stop("), stop.find("args.cflags != 77")) << stop;
+}
+
+// What is read after the guard (builtins, a pair's start) is refused in
+// it, at its script line.
+TEST(AggregationCodegen, AGuardNamesNoBuiltin) {
+  for (const char *text : {"pid != 1", "nsecs > 5", "start.op == 1"}) {
+    Declaration d = full_declaration();
+    d.probes[2].guard = at(text, 9, 4);
+    Error e = generate_error(d);
+    EXPECT_NE(std::string(e.what()).find("a guard is tested before"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.where.line, 9) << text;
+  }
+}
+
 // A pair keyed by the thread alone, on a kernel whose tracing programs have
 // task storage, keeps its starts there: no key to hash, no LRU list. Keyed
 // otherwise at either end, it stays in an LRU hash.

@@ -190,6 +190,7 @@ TEST(DeclarationFingerprint, EveryFieldCounts) {
     return declaration_fingerprint(e) != base;
   };
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].action.where.line = 9; }));
+  EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].guard.text = "args.id == 1"; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].c_type = "u32"; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].is_string = true; }));
   EXPECT_TRUE(differs([](Declaration &e) { e.probes[0].captures[0].string_size = 16; }));

@@ -185,7 +185,7 @@ local h = hist{ name = "lat", unit = "us" }
 latency({ start = "tracepoint:block:block_rq_issue",
           stop = { "tracepoint:block:block_rq_complete", "tracepoint:block:block_io_done" },
           key = "tid", into = h, filter = "pid == 1", stop_filter = "args.error == 0",
-          size = 100 },
+          guard = "args.nr_sector", stop_guard = "args.error != 1", size = 100 },
         function(ev) end)
 )");
   ASSERT_EQ(d.probes.size(), 3u);
@@ -212,6 +212,8 @@ latency({ start = "tracepoint:block:block_rq_issue",
   EXPECT_EQ(stop.latency_start, -1);
   EXPECT_EQ(start.predicate.text, "pid == 1");
   EXPECT_EQ(stop.predicate.text, "args.error == 0");
+  EXPECT_EQ(start.guard.text, "args.nr_sector");
+  EXPECT_EQ(stop.guard.text, "args.error != 1");
   EXPECT_TRUE(start.aggregations.empty());
   EXPECT_EQ(stop.aggregations, (std::vector<int>{0}));
   EXPECT_EQ(start.where.line, 3);
