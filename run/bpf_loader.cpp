@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "kernel/libbpf_messages.h"
 #include "kernel/probe_resolver.h"
+#include "run/load_failure.h"
 #include "run/shared_maps.h"
 
 namespace mt {
@@ -46,36 +47,6 @@ size_t verification_weight(const struct bpf_program *prog) {
       weight += 200;
   }
   return weight;
-}
-
-// The program named in libbpf's "prog 'NAME': ..." failure lines.
-std::string failed_program(const std::string &log) {
-  size_t pos = log.find("prog '");
-  if (pos == std::string::npos)
-    return "";
-  size_t end = log.find('\'', pos + 6);
-  return log.substr(pos + 6, end - pos - 6);
-}
-
-// The verifier's own words: the last non-empty line of its log.
-std::string verifier_summary(const std::string &log) {
-  size_t begin = log.find("-- BEGIN PROG LOAD LOG --");
-  size_t end = log.find("-- END PROG LOAD LOG --");
-  if (begin == std::string::npos || end == std::string::npos)
-    return "";
-  std::string body = log.substr(begin, end - begin);
-  std::string last;
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t nl = body.find('\n', start);
-    if (nl == std::string::npos)
-      nl = body.size();
-    std::string line = body.substr(start, nl - start);
-    if (!line.empty() && line.find("processed ") != 0 && line.find("-- BEGIN") != 0)
-      last = line;
-    start = nl + 1;
-  }
-  return last;
 }
 
 struct bpf_map *find_map(struct bpf_object *obj, const std::string &suffix) {
@@ -395,25 +366,7 @@ void BpfProgram::load(const LoadSettings &settings) {
   }
   if (!err)
     return;
-  std::string prog = failed_program(log);
-  for (const auto &p : generated_.probes) {
-    if (p.attached_program != prog)
-      continue;
-    const ProbeDecl &d = decl_.probes[p.decl_id];
-    std::string reason = verifier_summary(log);
-    if (err == -EPERM && probe_kind(p.name.kind).needs == KernelNeeds::Fentry)
-      throw Error(
-          "the kernel refused to load " + p.probe_name +
-              " (EPERM): this kernel does not allow fentry/fexit here; use a tracepoint or kprobe",
-          d.where, log);
-    throw Error("the BPF verifier rejected the program for " + p.probe_name +
-                    (reason.empty() ? "" : ": " + reason) +
-                    (settings.verbose ? "" : " (run with -v for the kernel's log)"),
-                d.where, log);
-  }
-  throw Error(std::string("cannot load the BPF programs: ") + std::strerror(-err) +
-                  (settings.verbose ? "" : " (run with -v for details)"),
-              {}, log);
+  throw load_failure(err, log, generated_, decl_, settings.verbose);
 }
 
 void BpfProgram::attach(const LoadSettings &settings) {

@@ -1,0 +1,67 @@
+// A refused load: libbpf's messages in, the error naming the script's line out.
+#include "run/load_failure.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+namespace mt {
+namespace {
+
+struct Refused {
+  Declaration decl;
+  GeneratedProgram generated;
+  Refused() {
+    decl.probes.resize(2);
+    decl.probes[1].where = {"keys.lua", 7, 0};
+    generated.probes.resize(2);
+    for (int i = 0; i < 2; i++) {
+      generated.probes[i].decl_id = i;
+      generated.probes[i].attached_program = "mt_probe_" + std::to_string(i);
+      generated.probes[i].probe_name = "tracepoint:syscalls:sys_enter_getppid";
+    }
+  }
+  // libbpf's messages for a refused mt_probe_1, whose verifier log ends with `last`.
+  static std::string log(const std::string &last) {
+    return "libbpf: prog 'mt_probe_1': BPF program load failed: Permission denied\n"
+           "libbpf: prog 'mt_probe_1': -- BEGIN PROG LOAD LOG --\n0: (b7) r1 = 0\n" +
+           last + "\nprocessed 12 insns (limit 1000000)\n-- END PROG LOAD LOG --\n";
+  }
+};
+
+TEST(LoadFailure, NamesTheRefusedProbesLineInTheVerifiersWords) {
+  Refused r;
+  Error e = load_failure(-EACCES, Refused::log("R2 invalid mem access 'scalar'"), r.generated,
+                         r.decl, false);
+  EXPECT_STREQ(e.what(),
+               "the BPF verifier rejected the program for tracepoint:syscalls:sys_enter_getppid: "
+               "R2 invalid mem access 'scalar' (run with -v for the kernel's log)");
+  EXPECT_EQ(e.where.file, "keys.lua");
+  EXPECT_EQ(e.where.line, 7);
+}
+
+// The stack Clang allowed, outgrown by mt_flush's frame (a global
+// function): said as Clang's limit is, not as the verifier's.
+TEST(LoadFailure, AStackOutgrownByTheHandOverIsSaidAsTheStackLimit) {
+  Refused r;
+  Error e = load_failure(-EACCES, Refused::log("combined stack size of 2 calls is 544. Too large"),
+                         r.generated, r.decl, true);
+  EXPECT_STREQ(e.what(),
+               "a probe's keys and values take more than the 480 bytes of stack BPF leaves a "
+               "program that hands records over: use shorter strings (str(ptr, N)) or fewer or "
+               "smaller keys");
+  EXPECT_EQ(e.where.line, 7);
+}
+
+TEST(LoadFailure, WithoutAProgramItSaysWhatFailed) {
+  Refused r;
+  Error e =
+      load_failure(-ENOMEM, "libbpf: map 'x': failed to create\n", r.generated, r.decl, false);
+  EXPECT_STREQ(e.what(),
+               "cannot load the BPF programs: Cannot allocate memory (run with -v for "
+               "details)");
+  EXPECT_TRUE(e.where.file.empty());
+}
+
+}  // namespace
+}  // namespace mt
