@@ -142,8 +142,8 @@ struct {
  * MT_GLOBAL_FLUSH, from 5.15), it is one, which the verifier walks once
  * per program instead of once per path that reaches a flush: uring's
  * programs take a tenth fewer instructions to verify. Its frame counts
- * against the caller's 512 bytes of stack (bpf_loader.cpp says so), and
- * its pointer may be null to the verifier (before 6.8). */
+ * against the caller's 512 bytes of stack (load_failure.cpp says so), and
+ * its pointer may be null to the verifier. */
 #if MT_GLOBAL_FLUSH
 __attribute__((noinline)) int mt_flush(struct mt_stage *st, __u32 level) {
   if (!st)

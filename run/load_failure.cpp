@@ -1,6 +1,7 @@
 // Why the kernel refused to load an object, said of the script's probe.
 #include "run/load_failure.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "kernel/probe_kinds.h"
@@ -53,12 +54,13 @@ Error load_failure(int err, const std::string &log, const GeneratedProgram &gene
           "the kernel refused to load " + p.probe_name +
               " (EPERM): this kernel does not allow fentry/fexit here; use a tracepoint or kprobe",
           d.where, log);
-    // A stack Clang accepted (512 bytes) that the call to mt_flush outgrew.
+    // A stack Clang accepted (512 bytes) that the call to mt_flush outgrew
+    // (its frame counts with its caller's: 16 or 32 bytes, by kernel).
     if (log.find("combined stack size of") != std::string::npos)
       return Error(
-          "a probe's keys and values take more than the 480 bytes of stack BPF leaves a "
-          "program that hands records over: use shorter strings (str(ptr, N)) or fewer or "
-          "smaller keys",
+          "a probe's keys and values leave too little of the 512 bytes of stack BPF allows "
+          "for handing its records over (about 480 are theirs): use shorter strings "
+          "(str(ptr, N)) or fewer or smaller keys",
           d.where, log);
     std::string reason = verifier_summary(log);
     return Error("the BPF verifier rejected the program for " + p.probe_name +

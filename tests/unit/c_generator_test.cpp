@@ -181,6 +181,22 @@ TEST(CGenerator, TpBtfProbesOnOneEventShareAProgram) {
       << p.source;
 }
 
+// The hand-over to the ring is a global function where the kernel's BTF
+// tells it takes pointers there (5.15 on), inlined elsewhere.
+TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
+  Declaration d = testing::complete_declaration("1", "args.res");
+  testing::FakeKernel without_btf;
+  EXPECT_FALSE(has(testing::generate_on(d, without_btf), "#define MT_GLOBAL_FLUSH"));
+  const KernelBtf *btf = KernelBtf::get();
+  if (!btf)
+    GTEST_SKIP() << "no kernel BTF";
+  struct BtfKernel : testing::FakeKernel {
+    const KernelBtf *btf() override { return KernelBtf::get(); }
+  } kernel;
+  EXPECT_EQ(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH 1\n"),
+            btf->enum_value("bpf_func_id", "BPF_FUNC_timer_init").has_value());
+}
+
 TEST(ProbeResolver, SuggestsNearestNames) {
   Declaration d = testing::complete_declaration("1", "1");
   d.probes[0].alternatives = {"tracepoint:io_uring:io_uring_compleet"};

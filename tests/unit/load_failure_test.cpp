@@ -47,9 +47,9 @@ TEST(LoadFailure, AStackOutgrownByTheHandOverIsSaidAsTheStackLimit) {
   Error e = load_failure(-EACCES, Refused::log("combined stack size of 2 calls is 544. Too large"),
                          r.generated, r.decl, true);
   EXPECT_STREQ(e.what(),
-               "a probe's keys and values take more than the 480 bytes of stack BPF leaves a "
-               "program that hands records over: use shorter strings (str(ptr, N)) or fewer or "
-               "smaller keys");
+               "a probe's keys and values leave too little of the 512 bytes of stack BPF allows "
+               "for handing its records over (about 480 are theirs): use shorter strings "
+               "(str(ptr, N)) or fewer or smaller keys");
   EXPECT_EQ(e.where.line, 7);
 }
 
