@@ -142,8 +142,9 @@ struct {
  * MT_GLOBAL_FLUSH, from 5.15), it is one, which the verifier walks once
  * per program instead of once per path that reaches a flush: uring's
  * programs take a tenth fewer instructions to verify. Its frame counts
- * against the caller's 512 bytes of stack (load_failure.cpp says so), and
- * its pointer may be null to the verifier. */
+ * against the caller's 512 bytes of stack: a program with more than 480 of
+ * its own is compiled again with it inlined (compile_step.cpp). Its
+ * pointer may be null to the verifier. */
 #if MT_GLOBAL_FLUSH
 __attribute__((noinline)) int mt_flush(struct mt_stage *st, __u32 level) {
   if (!st)

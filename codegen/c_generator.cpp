@@ -1078,7 +1078,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
   // Global functions take pointers from 5.12; bpf_timer_init is 5.15's.
   if (in.btf && in.btf->enum_value("bpf_func_id", "BPF_FUNC_timer_init"))
-    head << "#define MT_GLOBAL_FLUSH 1\n";
+    head << kGlobalFlushOn;
   if (std::any_of(decl.probes.begin(), decl.probes.end(),
                   [](const ProbeDecl &p) { return draws_flow(p); }))
     head << "#define MT_FLOWS 1\n";
