@@ -120,20 +120,7 @@ CompileOptions compile_options_for(const GeneratedProgram &generated) {
     (p.name.has_direct_btf_access() ? compile_options.typed_read_functions
                                     : compile_options.rewrite_functions)
         .insert(p.program);
-  if (generated.source.find(kGlobalFlushOn) != std::string::npos)
-    compile_options.warn_stack_bytes = kGlobalFlushCallerStack;
   return compile_options;
-}
-
-// Whether a program's stack leaves too little for the global mt_flush's
-// frame, by Clang's warning of it.
-bool outgrows_global_flush(const CompileResult &result) {
-  for (const auto &d : result.diagnostics)
-    if (d.message.find("stack frame size") != std::string::npos &&
-        d.message.find("exceeds limit (" + std::to_string(kGlobalFlushCallerStack) + ")") !=
-            std::string::npos)
-      return true;
-  return false;
 }
 
 std::string invocation_of(const ScriptSource &script, const std::vector<LuaScript::More> &more,
@@ -176,19 +163,6 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const De
     }
   compile_options.line_files = source_files(decl);
   CompileResult result = compile_unless_stopped(generated.source, compile_options);
-  // The same C with mt_flush inlined, as on kernels before 5.15: the
-  // verifier would refuse the global one's frame on top of that stack.
-  if (result.ok && outgrows_global_flush(result)) {
-    std::string source = generated.source;
-    source.replace(source.find(kGlobalFlushOn), std::string(kGlobalFlushOn).size(),
-                   kGlobalFlushOff);
-    compile_options.warn_stack_bytes = 0;
-    if (options.verbose)
-      std::fprintf(stderr,
-                   "moontrace: a program's stack leaves too little for the hand-over to the "
-                   "ring as a function: compiled again with the hand-over to the ring inlined\n");
-    result = compile_unless_stopped(source, compile_options);
-  }
   if (!result.ok) {
     // BPF gives a program 512 bytes of stack; big keys or strings pass it,
     // and LLVM says so in several lines, some inside our headers.

@@ -138,12 +138,12 @@ struct {
  * batch costs the traced program more than the batch: it is woken only
  * once the ring is an eighth full; otherwise it finds the records when it
  * next polls (every few milliseconds).
- * Where the kernel takes pointers in a global function's arguments (5.12;
- * MT_GLOBAL_FLUSH, from 5.15), it is one, which the verifier walks once
+ * Where the kernel gives tracing programs private stacks (6.13;
+ * MT_GLOBAL_FLUSH), it is a global function, which the verifier walks once
  * per program instead of once per path that reaches a flush: uring's
- * programs take a tenth fewer instructions to verify. Its frame counts
- * against the caller's 512 bytes of stack: a program with more than 480 of
- * its own is compiled again with it inlined (compile_step.cpp). Its
+ * programs take a tenth fewer instructions to verify. Before that, its
+ * frame (32 bytes) would count against its caller's 512 bytes of stack,
+ * and refuse probes whose keys Clang accepts (load_failure.cpp). Its
  * pointer may be null to the verifier. */
 #if MT_GLOBAL_FLUSH
 __attribute__((noinline)) int mt_flush(struct mt_stage *st, __u32 level) {

@@ -1076,9 +1076,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
   if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
-  // Global functions take pointers from 5.12; bpf_timer_init is 5.15's.
-  if (in.btf && in.btf->enum_value("bpf_func_id", "BPF_FUNC_timer_init"))
-    head << kGlobalFlushOn;
+  // mt_flush as a global function (mt_runtime.h) where its frame cannot
+  // take stack a probe's keys need: with private stacks (6.13, x86-64).
+  if (in.btf && in.btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE"))
+    head << "#define MT_GLOBAL_FLUSH 1\n";
   if (std::any_of(decl.probes.begin(), decl.probes.end(),
                   [](const ProbeDecl &p) { return draws_flow(p); }))
     head << "#define MT_FLOWS 1\n";

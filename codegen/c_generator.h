@@ -17,14 +17,6 @@ inline constexpr const char *kGeneratedFileName = "<moontrace>";
 // Generated lines after the types and maps are numbered from here.
 inline constexpr int kGeneratedBodyFirstLine = 100001;
 
-// Where the kernel takes it, records are handed over by a global function
-// (mt_runtime.h), whose frame the verifier counts with its caller's: a
-// program of more stack than kGlobalFlushCallerStack bytes must have it
-// inlined instead (kGlobalFlushOff, as on older kernels).
-inline constexpr const char *kGlobalFlushOn = "#define MT_GLOBAL_FLUSH 1\n";
-inline constexpr const char *kGlobalFlushOff = "#define MT_GLOBAL_FLUSH 0\n";
-inline constexpr unsigned kGlobalFlushCallerStack = 512 - 32;
-
 // Probes on one tracepoint share one program; a script loads at most
 // kMaxPrograms probes (each a program, or a function of a shared one).
 inline constexpr size_t kMaxProbesPerTracepoint = 64;

@@ -195,8 +195,7 @@ void init_llvm() {
 
 // Runs one frontend action over `source` with the embedded headers.
 bool run_action(const std::string &source, clang::FrontendAction &action, bool emit_object,
-                std::vector<CompileDiagnostic> &diagnostics, llvm::SmallVectorImpl<char> *object,
-                unsigned warn_stack_bytes = 0) {
+                std::vector<CompileDiagnostic> &diagnostics, llvm::SmallVectorImpl<char> *object) {
   auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   fs->addFile(kMainFile, 0, llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile));
   for (const auto &header : kBpfHeaders)
@@ -220,12 +219,6 @@ bool run_action(const std::string &source, clang::FrontendAction &action, bool e
       "-std=gnu11", "-ferror-limit", "10", "-Werror=division-by-zero", "-Wno-unused-value",
       "-Wno-pointer-sign", "-Wno-unused-variable", "-Wno-gnu-variable-sized-type-not-at-end", "-x",
       "c", emit_object ? "-emit-obj" : "-fsyntax-only", kMainFile};
-  std::string stack_limit[2];
-  if (warn_stack_bytes) {
-    stack_limit[0] = "-fwarn-stack-size=" + std::to_string(warn_stack_bytes);
-    stack_limit[1] = "-Wframe-larger-than=" + std::to_string(warn_stack_bytes);
-    args.insert(args.begin(), {stack_limit[0].c_str(), stack_limit[1].c_str()});
-  }
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, args_diags))
     return false;
@@ -320,8 +313,7 @@ CompileResult compile_in_this_thread(const std::string &source, const CompileOpt
   llvm::SmallVector<char, 0> object;
   auto emit = std::make_unique<GatedEmitAction>(options.line_files);
   try {
-    result.ok = run_action(result.rewritten_source, *emit, true, result.diagnostics, &object,
-                           options.warn_stack_bytes);
+    result.ok = run_action(result.rewritten_source, *emit, true, result.diagnostics, &object);
   } catch (...) {
     emit.release();  // as the compiler instance: torn by a fatal error
     throw;

@@ -34,8 +34,6 @@ struct CompileOptions {
   // LLVM's BTF writer reads the named files for the line text it records.
   // Empty: any name.
   std::set<std::string> line_files;
-  // Warn of functions whose stack frame takes more bytes than this (0: no limit).
-  unsigned warn_stack_bytes = 0;
 };
 
 // Compiles with the compiler library, loaded on the first call from next

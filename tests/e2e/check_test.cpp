@@ -168,23 +168,19 @@ TEST_F(E2eCheck, BadUsesAreOneLine) {
 }
 
 }  // namespace
-// A key leaving too little stack for the hand-over to the ring as a
-// function of its own (mt_flush, global where the kernel takes it): the C
-// is compiled again with it inlined, and loads. (The VM test shows the
-// kernel that would refuse the other.)
-TEST(E2eCompile, AKeyLeavingLittleStackIsCompiledWithTheHandOverInlined) {
+// The largest key Clang takes beside a record loads, whether mt_flush is
+// a global function (with private stacks, as here on 6.13 and later) or
+// inlined (the VM test on 6.1 runs one too).
+TEST_F(E2eCheck, TheLargestKeyClangTakesBesideARecordLoads) {
   TempDir dir;
   std::string script =
-      dir.write("key476.lua",
-                "local c = count{ by = { s = 'str((void *)0, 476)' } }\n"
+      dir.write("key488.lua",
+                "local c = count{ by = { s = 'str((void *)0, 488)' } }\n"
                 "probe('tracepoint:syscalls:sys_enter_getppid', { aggregate = c, capture = { "
                 "'pid' } })\n");
-  auto r = run(mt({"-v", "--no-cache", "--duration", "0.1", script}));
-  ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_TRUE(contains(r.err, "attached 1 probe")) << r;
-  const mt::KernelBtf *btf = mt::KernelBtf::get();
-  if (btf && btf->enum_value("bpf_func_id", "BPF_FUNC_timer_init"))
-    EXPECT_TRUE(contains(r.err, "compiled again with the hand-over to the ring inlined")) << r;
+  auto r = run({mt({"check", script}).argv, {}, false, dir.path().string()}, 120s);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_TRUE(contains(r.out, "loaded: the verifier accepted every program")) << r;
 }
 
 }  // namespace e2e

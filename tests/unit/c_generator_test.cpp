@@ -182,7 +182,7 @@ TEST(CGenerator, TpBtfProbesOnOneEventShareAProgram) {
 }
 
 // The hand-over to the ring is a global function where the kernel's BTF
-// tells it takes pointers there (5.15 on), inlined elsewhere.
+// tells it gives programs stacks of their own (6.13 on), inlined elsewhere.
 TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
   Declaration d = testing::complete_declaration("1", "args.res");
   testing::FakeKernel without_btf;
@@ -194,7 +194,7 @@ TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
     const KernelBtf *btf() override { return KernelBtf::get(); }
   } kernel;
   EXPECT_EQ(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH 1\n"),
-            btf->enum_value("bpf_func_id", "BPF_FUNC_timer_init").has_value());
+            btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE").has_value());
 }
 
 TEST(ProbeResolver, SuggestsNearestNames) {
