@@ -217,6 +217,21 @@ std::vector<const Expression *> expressions_of(const Declaration &decl, const Pr
   return out;
 }
 
+// Whether the verifier gives each of these programs' functions a stack of
+// its own, so that mt_flush may be a global function (mt_runtime.h) whose
+// frame takes none of the stack a probe's keys need: from 6.13, with
+// x86-64's JIT, unless a program makes a tail call.
+bool private_stacks(const KernelBtf *btf, const Declaration &decl) {
+  if (!btf || !btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE") ||
+      !btf->has_member("struct", "pt_regs", "r15"))
+    return false;
+  for (const auto &probe : decl.probes)
+    for (const Expression *e : expressions_of(decl, probe))
+      if (e->text.find("bpf_tail_call") != std::string::npos)
+        return false;
+  return true;
+}
+
 // The map reads of mt_aggregate.h, as expressions of their type only.
 const std::pair<const char *, const char *> kMapReadTypes[] = {
     {"map_get", "(m, k) (*(m).value)"},
@@ -1076,9 +1091,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
   if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
-  // mt_flush as a global function (mt_runtime.h) where its frame cannot
-  // take stack a probe's keys need: with private stacks (6.13, x86-64).
-  if (in.btf && in.btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE"))
+  if (private_stacks(in.btf, decl))
     head << "#define MT_GLOBAL_FLUSH 1\n";
   if (std::any_of(decl.probes.begin(), decl.probes.end(),
                   [](const ProbeDecl &p) { return draws_flow(p); }))

@@ -182,7 +182,8 @@ TEST(CGenerator, TpBtfProbesOnOneEventShareAProgram) {
 }
 
 // The hand-over to the ring is a global function where the kernel's BTF
-// tells it gives programs stacks of their own (6.13 on), inlined elsewhere.
+// tells it gives programs stacks of their own (6.13 on, x86-64), inlined
+// elsewhere, and where a tail call takes them away.
 TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
   Declaration d = testing::complete_declaration("1", "args.res");
   testing::FakeKernel without_btf;
@@ -194,7 +195,10 @@ TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
     const KernelBtf *btf() override { return KernelBtf::get(); }
   } kernel;
   EXPECT_EQ(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH 1\n"),
-            btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE").has_value());
+            btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE").has_value() &&
+                btf->has_member("struct", "pt_regs", "r15"));
+  d.probes[0].action.text = "bpf_tail_call(__ctx, 0, 0);";
+  EXPECT_FALSE(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH"));
 }
 
 TEST(ProbeResolver, SuggestsNearestNames) {
