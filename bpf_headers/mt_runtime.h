@@ -138,7 +138,7 @@ struct {
  * batch costs the traced program more than the batch: it is woken only
  * once the ring is an eighth full; otherwise it finds the records when it
  * next polls (every few milliseconds).
- * Where the kernel gives tracing programs private stacks (6.13;
+ * Where the kernel gives tracing programs private stacks (6.13, x86-64;
  * MT_GLOBAL_FLUSH), it is a global function, which the verifier walks once
  * per program instead of once per path that reaches a flush: uring's
  * programs take a tenth fewer instructions to verify. Before that, its

@@ -68,11 +68,12 @@ bool draws_flow(const ProbeDecl &p, bool begins_count = true) {
   });
 }
 
-// Identifiers in `text` that are not member names (not after . or ->).
+// Identifiers in `text` that are not member names (not after . or ->)
+// nor tags (`struct pid` names no builtin).
 std::set<std::string> free_identifiers(const std::string &text) {
   std::set<std::string> ids;
   for (const CIdentifier &id : c_identifiers(text))
-    if (!id.member)
+    if (!id.member && id.previous != "struct" && id.previous != "union" && id.previous != "enum")
       ids.insert(id.name);
   return ids;
 }

@@ -253,9 +253,12 @@ TEST_F(E2eUringViews, FindingsNameIoWorkerFanoutOnlyWhereWorkersOutnumberCpus) {
   auto [t1, wide] = run_uring(workload("uring_fanout") + " " + std::to_string(n), {"-f", "json"});
   auto found = findings_of(wide);
   ASSERT_EQ(found.count("io_worker_fanout"), 1u) << wide;
+  // io-wq may start one more worker as the last free one blocks.
   const auto &evidence = found["io_worker_fanout"]["evidence"];
-  EXPECT_EQ(evidence["at_once"], n);
-  EXPECT_EQ(evidence["io_workers"], n);
+  long at_once = evidence["at_once"].get<long>();
+  EXPECT_GE(at_once, n) << wide;
+  EXPECT_LE(at_once, n + 1) << wide;
+  EXPECT_GE(evidence["io_workers"].get<long>(), at_once) << wide;
   EXPECT_EQ(evidence["cpus"], cpus);
   auto create = t1.named("create");
   ASSERT_EQ(create.size(), 1u);
@@ -265,7 +268,7 @@ TEST_F(E2eUringViews, FindingsNameIoWorkerFanoutOnlyWhereWorkersOutnumberCpus) {
   for (const auto &r : t1.records)
     if (r.type == 4 && r.event_type == 1 && r.name == "io-workers")
       most = std::max(most, arg(r, "io_workers"));
-  EXPECT_EQ(most, static_cast<uint64_t>(n));
+  EXPECT_EQ(most, static_cast<uint64_t>(at_once));
   auto [t2, one] = run_uring(workload("uring_fanout") + " 1", {"-f", "json"});
   auto single = findings_of(one);
   EXPECT_EQ(single.count("punted_to_io_wq"), 1u) << one;

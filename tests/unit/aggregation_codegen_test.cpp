@@ -352,6 +352,10 @@ TEST(AggregationCodegen, AGuardNamesNoBuiltin) {
         << e.what();
     EXPECT_EQ(e.where.line, 9) << text;
   }
+  // A struct's tag is no builtin.
+  Declaration d = full_declaration();
+  d.probes[2].guard = at("(struct pid *)args.cflags != 0", 9, 4);
+  EXPECT_TRUE(has(program(generate(d), 2), "(struct pid *)args.cflags != 0"));
 }
 
 // A pair keyed by the thread alone, on a kernel whose tracing programs have
