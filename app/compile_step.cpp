@@ -2,23 +2,17 @@
 #include "app/compile_step.h"
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <cstdlib>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 
+#include "app/compile_job.h"
 #include "codegen/expression_policy.h"
 #include "codegen/source_locator.h"
 #include "common/error.h"
 #include "common/field_codec.h"
 #include "compiler/clang_compiler.h"
 #include "compiler/object_cache.h"
-#include "run/stop_signals.h"
 
 namespace mt {
 
@@ -61,55 +55,6 @@ std::string render_diagnostic(const CompileDiagnostic &d, const ScriptSource &sc
   if (d.file == script.path)
     out += with_caret(source_line(script.text, d.line), d.column);
   return out;
-}
-
-// Clang runs on a thread of its own so that a stop signal is answered at
-// once: nothing has been written yet, so the compile is abandoned and
-// moontrace exits while it runs. MOONTRACE_TEST_SLOW_COMPILE_MS makes it
-// slow for the tests of that.
-CompileResult compile_unless_stopped(const std::string &source, const CompileOptions &options) {
-  struct Job {
-    std::string source;
-    CompileOptions options;
-    std::mutex mutex;
-    std::condition_variable finished;
-    bool done = false;
-    CompileResult result;
-    std::exception_ptr error;
-  };
-  auto job = std::make_shared<Job>();
-  job->source = source;
-  job->options = options;
-  std::thread worker([job] {
-    if (const char *ms = std::getenv("MOONTRACE_TEST_SLOW_COMPILE_MS"))
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
-    CompileResult result;
-    std::exception_ptr error;
-    try {
-      result = compile_bpf(job->source, job->options);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    std::lock_guard lock(job->mutex);
-    job->result = std::move(result);
-    job->error = error;
-    job->done = true;
-    job->finished.notify_one();
-  });
-  try {
-    std::unique_lock lock(job->mutex);
-    while (!job->finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return job->done; }))
-      stop_if_signalled_before_tracing();
-  } catch (...) {
-    worker.detach();  // a stop: the process goes without it
-    throw;
-  }
-  // Finished: its exit (LLVM's thread-local teardown) must not race the
-  // process's own, when moontrace exits soon after (pack, check).
-  worker.join();
-  if (job->error)
-    std::rethrow_exception(job->error);
-  return std::move(job->result);
 }
 
 }  // namespace
@@ -162,7 +107,11 @@ std::vector<char> compile_with_cache(const GeneratedProgram &generated, const De
       return *object;
     }
   compile_options.line_files = source_files(decl);
-  CompileResult result = compile_unless_stopped(generated.source, compile_options);
+  std::string how;
+  CompileResult result =
+      compile_unless_stopped(generated.source, compile_options, !options.unsafe, &how);
+  if (options.verbose && !how.empty())
+    std::fprintf(stderr, "moontrace: %s\n", how.c_str());
   if (!result.ok) {
     // BPF gives a program 512 bytes of stack; big keys or strings pass it,
     // and LLVM says so in several lines, some inside our headers.

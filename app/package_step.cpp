@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "app/compile_step.h"
+#include "app/forked_child.h"
 #include "common/error.h"
 #include "common/sha256.h"
 #include "common/trusted_path.h"
@@ -31,33 +32,6 @@
 namespace mt {
 
 namespace {
-
-// What FD holds until its end (or an error), then closes it.
-std::string read_to_end(int fd) {
-  std::string out;
-  char buffer[65536];
-  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) != 0;) {
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      break;
-    out.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
-// PID's exit status; 128 + the signal that killed it; -1 when it cannot
-// be had.
-int exit_status(pid_t pid) {
-  int status = 0;
-  pid_t got;
-  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-  }
-  if (got != pid)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 struct ToolRun {
   int status = -1;     // exit status, -1 when it did not exit
@@ -207,42 +181,30 @@ std::string file_name(const std::string &path) {
 // gone), and a package holds several. The child says its own error (then
 // ReportedFailure); a stop signal stops both.
 std::vector<char> made_in_child(const std::function<std::vector<char>()> &make) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    throw Error(std::string("cannot compile: pipe: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0)
-    throw Error(std::string("cannot compile: fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    close(fds[0]);
+  ForkedChild child([&] {
     try {
       std::vector<char> object = make();
-      if (!write_all(fds[1], {object.data(), object.size()}))
-        _exit(1);
-      _exit(0);
+      return std::string(object.begin(), object.end());
     } catch (const Error &e) {
       std::fprintf(stderr, "moontrace: %s\n", e.located().c_str());
       for (const auto &line : e.more_lines)
         std::fprintf(stderr, "moontrace: %s\n", line.c_str());
-      _exit(1);
+      throw ForkedChild::ExitStatus{1};
     } catch (const StoppedBeforeTracing &stopped) {
-      _exit(128 + stopped.signal);
+      throw ForkedChild::ExitStatus{128 + stopped.signal};
     } catch (const std::exception &e) {
       std::fprintf(stderr, "moontrace: cannot compile: %s\n", e.what());
-      _exit(1);
+      throw ForkedChild::ExitStatus{1};
     }
-  }
-  close(fds[1]);
-  std::string object = read_to_end(fds[0]);
-  int status = exit_status(pid);
+  });
+  ForkedChild::Ended ended = child.wait(stop_if_signalled_before_tracing);
   stop_if_signalled_before_tracing();
-  if (status == 1)
+  if (ended.status == 1)
     throw ReportedFailure{};  // the child said why
-  if (status != 0)
-    throw Error("the process compiling for the package died (status " + std::to_string(status) +
-                ")");
-  return {object.begin(), object.end()};
+  if (ended.status != 0)
+    throw Error("the process compiling for the package died (status " +
+                std::to_string(ended.status) + ")");
+  return {ended.output.begin(), ended.output.end()};
 }
 
 }  // namespace

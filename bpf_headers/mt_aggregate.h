@@ -95,7 +95,7 @@ struct {
   __uint(max_entries, MT_NUM_AGGREGATIONS);
   __type(key, __u32);
   __type(value, __u64);
-} MT_AGG_FULL SEC(".maps");
+} MT_AGG_FULL SEC(".maps") MT_SHARED;
 
 static __always_inline void mt_agg_dropped(__u32 agg) {
   __u64 *n = bpf_map_lookup_elem(&mt_agg_full, &agg);
@@ -172,7 +172,7 @@ struct {
   __uint(max_entries, MT_NUM_LATENCIES);
   __type(key, __u32);
   __type(value, struct mt_latency_counts);
-} MT_LATENCY_COUNTS SEC(".maps");
+} MT_LATENCY_COUNTS SEC(".maps") MT_SHARED;
 
 static __always_inline struct mt_latency_counts *mt_latency_counts_of(__u32 id) {
   return bpf_map_lookup_elem(&mt_latency_counts, &id);

@@ -21,14 +21,14 @@ struct {
   __uint(max_entries, MT_FLOW_MARK_SLOTS);
   __type(key, __u32);
   __type(value, __u64);
-} MT_FLOW_MARKS SEC(".maps");
+} MT_FLOW_MARKS SEC(".maps") MT_SHARED;
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, __u64);
-} MT_FLOW_MARKS_TAKEN SEC(".maps");
+} MT_FLOW_MARKS_TAKEN SEC(".maps") MT_SHARED;
 
 /* By the id's low 32 bits, made a number as mt_addr32 does: a flow id
  * may be a typed pointer (a tp_btf program's struct request), on which

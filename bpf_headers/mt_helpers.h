@@ -4,6 +4,15 @@
 #include "mt_types.h"
 
 #define SEC(name) __attribute__((section(name), used))
+/* What every program shares (maps, globals, mt_flush). A big script is
+ * compiled in two parts at once, each with half its programs (MT_PART 1
+ * and 2, app/compile_job.h), and linked: each part defines what
+ * they share, and the linker keeps one. */
+#ifdef MT_PART
+#define MT_SHARED __attribute__((weak))
+#else
+#define MT_SHARED
+#endif
 #define __uint(name, val) int(*name)[val]
 #define __type(name, val) typeof(val) *name
 #define __array(name, val) typeof(val) *name[]
@@ -83,7 +92,21 @@ static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size, __u64 f
 #define MT_HAVE_RDONLY_CAST 0
 #endif
 #if MT_HAVE_RDONLY_CAST
+/* libbpf before 1.5 cannot link two parts that both list a kfunc in
+ * .ksyms (app/compile_job.h): the second part declares it plainly and
+ * the linker binds it to the first's, which lists it whether or not its
+ * own programs call it. No program calls mt_list_rdonly_cast, so it is
+ * never loaded. */
+#if defined(MT_PART) && MT_PART == 2
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id);
+#else
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __attribute__((section(".ksyms")));
+#endif
+#if defined(MT_PART) && MT_PART == 1
+__attribute__((noinline, used)) long mt_list_rdonly_cast(const void *p) {
+  return (long)bpf_rdonly_cast(p, 0);
+}
+#endif
 #define __mt_ld(p, path, T)                                                                 \
   (MT_DIRECT_LOADS                                                                          \
        ? ((T *)bpf_rdonly_cast((const void *)(p), __builtin_btf_type_id(*(T *)0, 1)))->path \

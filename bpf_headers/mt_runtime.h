@@ -20,7 +20,7 @@ struct {
   __uint(max_entries, 1);
   __type(key, __u32);
   __array(values, struct mt_ring_inner);
-} MT_RINGS SEC(".maps");
+} MT_RINGS SEC(".maps") MT_SHARED;
 
 /* Records that could not be reserved, per probe. */
 struct {
@@ -28,7 +28,7 @@ struct {
   __uint(max_entries, MT_NUM_PROBES);
   __type(key, __u32);
   __type(value, __u64);
-} MT_LOST SEC(".maps");
+} MT_LOST SEC(".maps") MT_SHARED;
 
 /* Processes being traced (-p/-c), followed into their children. */
 struct {
@@ -36,15 +36,15 @@ struct {
   __uint(max_entries, 65536);
   __type(key, __u32);
   __type(value, __u8);
-} MT_TARGETS SEC(".maps");
+} MT_TARGETS SEC(".maps") MT_SHARED;
 
-const volatile __u32 MT_FILTER_TARGETS = 0;
+MT_SHARED const volatile __u32 MT_FILTER_TARGETS = 0;
 /* --cgroup: only tasks in this cgroup's subtree are traced. */
-const volatile __u64 MT_CGROUP_ID = 0;
-const volatile __u32 MT_CGROUP_LEVEL = 0;
+MT_SHARED const volatile __u64 MT_CGROUP_ID = 0;
+MT_SHARED const volatile __u32 MT_CGROUP_LEVEL = 0;
 /* Bytes a ring may hold before a record wakes the reader: an eighth of it,
  * set at load. */
-const volatile __u64 MT_WAKE_BYTES = 1 << 19;
+MT_SHARED const volatile __u64 MT_WAKE_BYTES = 1 << 19;
 
 /* Bumped after each process mt_targets gains (by mt_follow_fork and by
  * user space), so that the answers cached below are asked again. */
@@ -53,7 +53,7 @@ struct {
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, __u64);
-} MT_TARGETS_GEN SEC(".maps");
+} MT_TARGETS_GEN SEC(".maps") MT_SHARED;
 
 /* Per CPU, the last answer: tgid << 32 | generation (31 bits) << 1 |
  * answer, in one word so that a program nested in another (an interrupt)
@@ -65,7 +65,7 @@ struct {
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, __u64);
-} mt_target_cache SEC(".maps");
+} mt_target_cache SEC(".maps") MT_SHARED;
 
 static __always_inline bool mt_is_target(void) {
   if (mt_cgroup_id && bpf_get_current_ancestor_cgroup_id(mt_cgroup_level) != mt_cgroup_id)
@@ -113,7 +113,7 @@ struct {
   __uint(max_entries, 2);
   __type(key, __u32);
   __type(value, struct mt_stage);
-} mt_stages SEC(".maps");
+} mt_stages SEC(".maps") MT_SHARED;
 
 /* Per CPU, the time its stage 0 took its oldest record still staged, 0
  * when it holds none: the reader, which maps this array, needs a CPU to
@@ -126,7 +126,7 @@ struct {
   __uint(map_flags, 1024 /* BPF_F_MMAPABLE */);
   __type(key, __u32);
   __type(value, struct mt_staged_since);
-} MT_STAGED SEC(".maps");
+} MT_STAGED SEC(".maps") MT_SHARED;
 
 /* Keeps the compiler from moving memory accesses across it: a program
  * that interrupts this one on the same CPU must see `busy` set before the
@@ -146,7 +146,7 @@ struct {
  * and refuse probes whose keys Clang accepts (load_failure.cpp). Its
  * pointer may be null to the verifier. */
 #if MT_GLOBAL_FLUSH
-__attribute__((noinline)) int mt_flush(struct mt_stage *st, __u32 level) {
+MT_SHARED __attribute__((noinline)) int mt_flush(struct mt_stage *st, __u32 level) {
   if (!st)
     return 0;
 #else
@@ -256,10 +256,12 @@ static __always_inline int mt_flush_level(__u32 level) {
   st->busy = 0;
   return flushed;
 }
+#if !defined(MT_PART) || MT_PART == 1 /* one part has it */
 SEC("raw_tp/mt_flush")
 int MT_FLUSH_STAGE(void *ctx) {
   return mt_flush_level(0) & mt_flush_level(1);
 }
+#endif
 
 typedef __u64 MT_CGROUP_PATH_TYPE;
 
@@ -280,5 +282,5 @@ static __always_inline bool mt_streq(const char *a, const char *b, __u32 n) {
   return true;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+MT_SHARED char LICENSE[] SEC("license") = "GPL";
 #endif

@@ -28,7 +28,7 @@ struct {
   __uint(max_entries, 256); /* libbpf's BPF_USDT_MAX_SPEC_CNT */
   __type(key, int);
   __type(value, struct __bpf_usdt_spec);
-} __bpf_usdt_specs SEC(".maps");
+} __bpf_usdt_specs SEC(".maps") MT_SHARED;
 /* Used by libbpf on kernels without attachment cookies (before 5.15),
  * where these programs do not load: they ask for the cookie. */
 struct {
@@ -36,7 +36,7 @@ struct {
   __uint(max_entries, 256);
   __type(key, long);
   __type(value, __u32);
-} __bpf_usdt_ip_to_spec_id SEC(".maps");
+} __bpf_usdt_ip_to_spec_id SEC(".maps") MT_SHARED;
 
 static __u64 (*bpf_get_attach_cookie)(void *ctx) = (void *)174;
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bpf_headers/mt_abi.h"
+#include "codegen/program_parts.h"
 #include "common/c_tokens.h"
 #include "common/error.h"
 
@@ -173,6 +174,11 @@ std::string trace_field_decl(const TraceField &f, CTypeEmitter *types, const Ker
   return c_int_type(f.size, f.is_signed || declared_signed(f.type)) + " " + f.name;
 }
 
+// The program of the probes sharing a tracepoint, the first of them FIRST.
+std::string shared_program_name(size_t first) {
+  return "mt_shared_" + std::to_string(first);
+}
+
 // A BTF-defined map, as libbpf reads it.
 std::string map_definition(const std::string &name, const std::string &type, uint32_t size,
                            const std::string &key, const std::string &value,
@@ -180,7 +186,7 @@ std::string map_definition(const std::string &name, const std::string &type, uin
   return "struct {\n  __uint(type, " + type + ");\n  __uint(max_entries, " + std::to_string(size) +
          ");\n" + (flags.empty() ? "" : "  __uint(map_flags, " + flags + ");\n") +
          "  __type(key, " + key + ");\n  __type(value, " + value + ");\n} " + name +
-         " SEC(\".maps\");\n";
+         " SEC(\".maps\") MT_SHARED;\n";
 }
 
 // The key as the stop probe computes it.
@@ -276,8 +282,11 @@ class ProbeWriter {
 
   // `shared`: another probe is on the same tracepoint, so this one is a
   // function that one program calls for all of them (write_shared()).
-  GeneratedProbe write(size_t index, const ResolvedProbe &rp, bool shared) {
+  // SHARED_PROGRAM: the program of a tracepoint this probe shares
+  // (write_shared()), which compiles its function; "" for a program of its own.
+  GeneratedProbe write(size_t index, const ResolvedProbe &rp, const std::string &shared_program) {
     const ProbeDecl &decl = in_.decl->probes[rp.decl_id];
+    bool shared = !shared_program.empty();
     std::string n = std::to_string(index);
     GeneratedProbe gp;
     gp.decl_id = rp.decl_id;
@@ -366,7 +375,7 @@ class ProbeWriter {
                    decl.draws.empty() ? "  __u32 __probe;\n"
                                       : "  __u32 __probe;\n  __u64 __ts;\n  __u64 __task;\n");
       // Keeps the record's type in the object's BTF for the decoder.
-      out_ << "struct " + gp.record + " *__mt_type_" + n + " __attribute__((unused));\n";
+      out_ << "struct " + gp.record + " *__mt_type_" + n + " __attribute__((unused)) MT_SHARED;\n";
     }
     for (int id : {decl.latency_start, decl.latency_stop})
       if (id >= 0 && defined_latencies_.insert(id).second)
@@ -383,10 +392,11 @@ class ProbeWriter {
     bool flows = draws_flow(decl), follows = draws_flow(decl, false);
     bool filtered = decl.latency_stop < 0 && !follows;
     if (shared)
-      out_ << "static __always_inline int " + gp.program + "(" + ctx_type +
-                  "__ctx, bool __target) {\n";
+      out_ << program_guard_open(shared_program) + "static __always_inline int " + gp.program +
+                  "(" + ctx_type + "__ctx, bool __target) {\n";
     else
-      out_ << "SEC(\"" + section(rp) + "\")\nint " + gp.program + "(" + ctx_type + "__ctx) {\n";
+      out_ << program_guard_open(gp.program) + "SEC(\"" + section(rp) + "\")\nint " + gp.program +
+                  "(" + ctx_type + "__ctx) {\n";
     auto check_target = [&] {
       if (!shared && flows)
         out_ << "  bool __target = mt_is_target();\n";
@@ -508,6 +518,7 @@ class ProbeWriter {
     if (record_context)
       out_ << "#undef args\n";
     out_ << "#undef MT_PROBE_READ\n#undef MT_DIRECT_LOADS\n";
+    out_ << kProgramGuardClose;
     return gp;
   }
 
@@ -579,10 +590,11 @@ class ProbeWriter {
   // the event costs one program run and one target lookup.
   void write_shared(std::vector<GeneratedProbe> &probes, const std::vector<size_t> &shared,
                     const ResolvedProbe &rp) {
-    std::string name = "mt_shared_" + std::to_string(shared[0]);
+    std::string name = shared_program_name(shared[0]);
     out_ << "\n" + comment(rp.name.to_string() + ": " + std::to_string(shared.size()) +
                            " probes in declaration order");
-    out_ << "SEC(\"" + section(rp) + "\")\nint " + name + "(void *__ctx) {\n";
+    out_ << program_guard_open(name) + "SEC(\"" + section(rp) + "\")\nint " + name +
+                "(void *__ctx) {\n";
     // Kept in a byte of the stack, which the verifier reads back as any
     // value: told the answer, it would walk each probe after the first
     // once for a target and once not (uring's four probes on
@@ -592,7 +604,7 @@ class ProbeWriter {
       out_ << "  " + probes[i].program + "(__ctx, __target);\n";
       probes[i].attached_program = name;
     }
-    out_ << "  return 0;\n}\n";
+    out_ << "  return 0;\n}\n" + std::string(kProgramGuardClose);
   }
 
  private:
@@ -830,7 +842,7 @@ void write_params(const Declaration &decl, Emitter &out) {
     }
   }
   out << "};\n/* Set before load from the command line; the verifier sees constants. */\n";
-  out << "const volatile struct mt_params param = {};\n";
+  out << "MT_SHARED const volatile struct mt_params param = {};\n";
 }
 
 // A map per stack kind and depth captured, and its values' type; with user
@@ -858,7 +870,7 @@ bool write_stack_maps(const Declaration &decl, size_t slot, Emitter &out) {
                  std::to_string(entries) + ");\n  __uint(key_size, 4);\n  __uint(value_size, " +
                  std::to_string(depth * frame) + ");\n" +
                  (user ? "  __uint(map_flags, BPF_F_STACK_BUILD_ID);\n" : "") + "} " +
-                 stack_map_name(c) + " SEC(\".maps\");\n";
+                 stack_map_name(c) + " SEC(\".maps\") MT_SHARED;\n";
     }
   };
   for (const auto &p : decl.probes)
@@ -937,7 +949,7 @@ void write_script_map(const MapDecl &m, Emitter &out) {
     out.expression(typed(m.value_type));
   else
     out << "struct mt_map_" + m.name + MT_MAP_VALUE_TYPE_SUFFIX;
-  out << ");\n} " + m.name + " SEC(\".maps\");\n";
+  out << ");\n} " + m.name + " SEC(\".maps\") MT_SHARED;\n";
 }
 
 // A trace names each thread; a name read from /proc when its first event
@@ -947,7 +959,7 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
                                              Emitter &out) {
   std::string n = std::to_string(id);
   out << "\n/* Thread names for the trace, as they change. */\n";
-  out << "struct mt_thread_name *__mt_type_names __attribute__((unused));\n";
+  out << "struct mt_thread_name *__mt_type_names __attribute__((unused)) MT_SHARED;\n";
   out << "static __always_inline int mt_send_name(const void *comm) {\n";
   out << "  if (!mt_is_target())\n    return 0;\n";
   out << "  struct mt_stage *stage;\n  struct mt_thread_name *r = mt_reserve(" + n +
@@ -957,18 +969,20 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
   out << "  if (comm)\n    bpf_probe_read_kernel(r->comm, sizeof(r->comm), comm);\n";
   out << "  else\n    bpf_get_current_comm(r->comm, sizeof(r->comm));\n";
   out << "  mt_submit(stage, sizeof(*r));\n  return 0;\n}\n";
-  out << "SEC(\"tracepoint/sched/sched_process_exec\")\n";
-  out << "int mt_name_exec(void *__ctx) {\n  return mt_send_name(NULL);\n}\n";
+  out << program_guard_open("mt_name_exec") + "SEC(\"tracepoint/sched/sched_process_exec\")\n";
+  out << "int mt_name_exec(void *__ctx) {\n  return mt_send_name(NULL);\n}\n" +
+             std::string(kProgramGuardClose);
   std::vector<std::string> programs = {"mt_name_exec"};
   const TraceField *pid = rename ? rename->find("pid") : nullptr;
   const TraceField *comm = rename ? rename->find("newcomm") : nullptr;
   if (pid && comm) {
     // The new name is in the event: the task's own changes after it.
-    out << "SEC(\"tracepoint/task/task_rename\")\n";
+    out << program_guard_open("mt_name_rename") + "SEC(\"tracepoint/task/task_rename\")\n";
     out << "int mt_name_rename(void *__ctx) {\n";
     out << "  if (*(__s32 *)((char *)__ctx + " + std::to_string(pid->offset) +
                ") != (__s32)bpf_get_current_pid_tgid())\n    return 0;\n";
-    out << "  return mt_send_name((char *)__ctx + " + std::to_string(comm->offset) + ");\n}\n";
+    out << "  return mt_send_name((char *)__ctx + " + std::to_string(comm->offset) + ");\n}\n" +
+               std::string(kProgramGuardClose);
     programs.push_back("mt_name_rename");
   }
   return programs;
@@ -979,13 +993,13 @@ void write_fork_follower(const TraceFormat &format, Emitter &out) {
   if (!child)
     return;
   out << "\n/* -p/-c: children of traced processes are traced too. */\n";
-  out << "SEC(\"tracepoint/sched/sched_process_fork\")\n";
+  out << program_guard_open("mt_follow_fork") + "SEC(\"tracepoint/sched/sched_process_fork\")\n";
   out << "int mt_follow_fork(void *__ctx) {\n";
   out << "  if (!mt_filter_targets || !mt_is_target())\n    return 0;\n";
   out << "  __u32 child = *(__s32 *)((char *)__ctx + " + std::to_string(child->offset) + ");\n";
   out << "  __u8 one = 1;\n  bpf_map_update_elem(&mt_targets, &child, &one, BPF_ANY);\n";
   out << "  mt_targets_changed();\n";
-  out << "  return 0;\n}\n";
+  out << "  return 0;\n}\n" + std::string(kProgramGuardClose);
 }
 
 }  // namespace
@@ -1061,9 +1075,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
                     std::to_string(kMaxPrograms) + " programs are loaded for one script",
                 in.decl->probes[resolved[kMaxPrograms].decl_id].where);
   for (size_t i = 0; i < resolved.size(); i++) {
-    bool shared =
-        shares(resolved[i].name.kind) && by_event[resolved[i].name.to_string()].size() > 1;
-    program.probes.push_back(writer.write(i, resolved[i], shared));
+    const auto &group = by_event[resolved[i].name.to_string()];
+    bool shared = shares(resolved[i].name.kind) && group.size() > 1;
+    program.probes.push_back(
+        writer.write(i, resolved[i], shared ? shared_program_name(group[0]) : ""));
   }
   for (const auto &[event, probes] : by_event)
     if (probes.size() > 1)

@@ -34,6 +34,9 @@ struct CompileOptions {
   // LLVM's BTF writer reads the named files for the line text it records.
   // Empty: any name.
   std::set<std::string> line_files;
+  // Macros defined before the source (NAME or NAME=VALUE): a part of a
+  // split compile (codegen/program_parts.h).
+  std::vector<std::string> defines;
 };
 
 // Compiles with the compiler library, loaded on the first call from next

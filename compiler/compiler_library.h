@@ -9,7 +9,7 @@ namespace mt {
 
 // Changed whenever CompileOptions, CompileResult or the entry change: a
 // library of another build is refused, not called with the wrong layout.
-inline constexpr int kCompilerAbi = 4;
+inline constexpr int kCompilerAbi = 5;
 
 struct CompilerEntry {
   int abi;

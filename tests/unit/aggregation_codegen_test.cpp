@@ -242,14 +242,15 @@ TEST(AggregationCodegen, AggregationsArePerCpuHashes) {
   EXPECT_TRUE(has(p.source,
                   "struct {\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, "
                   "10240);\n  __type(key, struct mt_agg_0_key);\n  __type(value, __u64);\n} "
-                  "mt_agg_0 SEC(\".maps\");\n"));
+                  "mt_agg_0 SEC(\".maps\") MT_SHARED;\n"));
   // Histograms lead their key with the slot; unkeyed stats have a dummy key.
   EXPECT_TRUE(has(p.source, "/* hist 'lat' */\nstruct mt_agg_1_key {\n  __u32 __slot;\n};\n"));
   EXPECT_TRUE(has(p.source, "struct mt_agg_2_key {\n  __u32 __slot;\n};\n"));
   EXPECT_TRUE(
       has(p.source, "/* stats 'res_stats' */\nstruct mt_agg_3_key {\n  __u32 __none;\n};\n"));
-  EXPECT_TRUE(has(p.source, "  __type(value, struct mt_stats);\n} mt_agg_3 SEC(\".maps\");\n"));
-  EXPECT_TRUE(has(p.source, "  __type(value, __u64);\n} mt_agg_1 SEC(\".maps\");\n"));
+  EXPECT_TRUE(
+      has(p.source, "  __type(value, struct mt_stats);\n} mt_agg_3 SEC(\".maps\") MT_SHARED;\n"));
+  EXPECT_TRUE(has(p.source, "  __type(value, __u64);\n} mt_agg_1 SEC(\".maps\") MT_SHARED;\n"));
 }
 
 TEST(AggregationCodegen, UpdatesEachAggregationInItsProbe) {
@@ -292,7 +293,7 @@ TEST(AggregationCodegen, LatencyPairHasAnLruMapOfStartTimes) {
   EXPECT_TRUE(has(p.source,
                   "struct {\n  __uint(type, BPF_MAP_TYPE_LRU_HASH);\n  __uint(max_entries, "
                   "4096);\n  __type(key, struct mt_lat_0_key);\n  __type(value, struct "
-                  "mt_lat_0_val);\n} mt_lat_0 SEC(\".maps\");\n"));
+                  "mt_lat_0_val);\n} mt_lat_0 SEC(\".maps\") MT_SHARED;\n"));
   EXPECT_TRUE(has(p.source, "extern __u64 latency;"));
 }
 
@@ -373,7 +374,7 @@ TEST(AggregationCodegen, ThreadKeyedPairKeepsItsStartsInTaskStorage) {
   EXPECT_TRUE(has(p.source,
                   "  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);\n  __uint(max_entries, 0);\n"
                   "  __uint(map_flags, BPF_F_NO_PREALLOC);\n  __type(key, int);\n"
-                  "  __type(value, struct mt_lat_0_val);\n} mt_lat_0 SEC(\".maps\");"))
+                  "  __type(value, struct mt_lat_0_val);\n} mt_lat_0 SEC(\".maps\") MT_SHARED;"))
       << p.source;
   EXPECT_FALSE(has(p.source, "struct mt_lat_0_key")) << p.source;
   EXPECT_TRUE(has(program(p, 1), "mt_latency_start(&mt_lat_0, 0, &__sv, sizeof(__sv), __now, 0);"));
@@ -442,18 +443,20 @@ TEST(AggregationCodegen, StopProbeMatchesBeforeItsFilterAndFeedsTheHistogram) {
 
 TEST(AggregationCodegen, ScriptMapsAreDeclaredWithTheirTypes) {
   GeneratedProgram p = generate(full_declaration());
-  std::string per_pid = span(p.source, "/* map 'per_pid' (agg.lua:2) */\n", " SEC(\".maps\");\n");
+  std::string per_pid =
+      span(p.source, "/* map 'per_pid' (agg.lua:2) */\n", " SEC(\".maps\") MT_SHARED;\n");
   ASSERT_FALSE(per_pid.empty()) << p.source;
   EXPECT_TRUE(has(per_pid, "__uint(type, BPF_MAP_TYPE_HASH);\n  __uint(max_entries, 10240);"));
   // u32 and u64 are spelled as the kernel's __u32 and __u64, at their script columns.
   EXPECT_TRUE(has(per_pid, "#line 2 \"agg.lua\"\n                             __u32\n")) << per_pid;
   EXPECT_TRUE(has(per_pid, "__u64\n"));
-  EXPECT_TRUE(has(per_pid, "} per_pid SEC(\".maps\");"));
+  EXPECT_TRUE(has(per_pid, "} per_pid SEC(\".maps\") MT_SHARED;"));
 
   EXPECT_TRUE(has(p.source,
                   "struct mt_map_per_res_key {\n  __u32 pid;\n  __s32 res;\n} "
                   "__attribute__((packed));\n"));
-  std::string per_res = span(p.source, "/* map 'per_res' (agg.lua:3) */\n", " SEC(\".maps\");\n");
+  std::string per_res =
+      span(p.source, "/* map 'per_res' (agg.lua:3) */\n", " SEC(\".maps\") MT_SHARED;\n");
   EXPECT_TRUE(has(per_res, "BPF_MAP_TYPE_LRU_HASH"));
   EXPECT_TRUE(has(per_res, "__uint(max_entries, 512);"));
   EXPECT_TRUE(has(per_res, "__type(key, struct mt_map_per_res_key);"));
@@ -463,7 +466,8 @@ TEST(AggregationCodegen, StructValuesAreDeclaredFromTheirFields) {
   GeneratedProgram p = generate(full_declaration());
   EXPECT_TRUE(has(p.source, "struct mt_map_state_val {\n  __u8 keep;\n  __u64 submitted;\n};\n"))
       << p.source;
-  std::string state = span(p.source, "/* map 'state' (agg.lua:12) */\n", " SEC(\".maps\");\n");
+  std::string state =
+      span(p.source, "/* map 'state' (agg.lua:12) */\n", " SEC(\".maps\") MT_SHARED;\n");
   EXPECT_TRUE(has(state, "__type(value, struct mt_map_state_val);")) << state;
 }
 
