@@ -17,8 +17,8 @@ void hand_bpf_teardown_to_a_child();
 // Returns once the process PIDFD (pidfd_open) refers to has no thread
 // left, so none of its descriptors is open: a thread may outlive the main
 // one, which is when the kernel gives the process's children another
-// parent. Without a pidfd (before Linux 5.3), once the caller's parent is
-// no longer PID.
+// parent. Without a pidfd (before Linux 5.3, or none to be had) or when
+// it cannot be polled, once the caller's parent is no longer PID.
 void wait_until_gone(pid_t pid, int pidfd);
 
 }  // namespace mt
