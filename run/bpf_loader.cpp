@@ -145,6 +145,11 @@ struct bpf_program *BpfProgram::loaded_program(const std::string &name) const {
   return nullptr;
 }
 
+namespace {
+
+// Whether OBJ's programs (opened, not loaded) are worth verifying in two
+// halves at once, each its own object: enough to verify, two CPUs to run
+// them, and no USDT probe.
 bool worth_loading_in_halves(struct bpf_object *obj) {
   size_t total = 0;
   struct bpf_program *prog;
@@ -162,6 +167,8 @@ bool worth_loading_in_halves(struct bpf_object *obj) {
   return total >= kWeightWorthSplitting && sched_getaffinity(0, sizeof(cpus), &cpus) == 0 &&
          CPU_COUNT(&cpus) >= 2;
 }
+
+}  // namespace
 
 bool BpfProgram::split_for_parallel_load() {
   if (!worth_loading_in_halves(obj_))
@@ -206,8 +213,8 @@ std::string BpfProgram::how_loaded() const {
     how += "; maps made ahead: " + std::to_string(maps_taken_ahead_) + " of " +
            std::to_string(maps_made_ahead_of_);
   if (kernel_btf_ahead_.parsed)
-    how += "; kernel BTF parsed ahead: " + std::to_string(kernel_btf_ahead_.taken) + " of " +
-           std::to_string(kernel_btf_ahead_.parsed) + " taken";
+    how += "; kernel BTF parsed ahead, taken by " + std::to_string(kernel_btf_ahead_.taken) +
+           (kernel_btf_ahead_.taken == 1 ? " load" : " loads");
   return how;
 }
 

@@ -36,11 +36,6 @@ struct LoadSettings {
 // (-p/-c) and MARKS (flows marked: -p/-c or --cgroup), as load() does.
 void size_maps_for_run(struct bpf_object *obj, bool filter_targets, bool marks);
 
-// Whether OBJ's programs (opened, not loaded) are worth verifying in two
-// halves at once, each its own object: enough to verify, two CPUs to run
-// them, and no USDT probe.
-bool worth_loading_in_halves(struct bpf_object *obj);
-
 class BpfProgram {
  public:
   // Opens the object; nothing reaches the kernel yet.

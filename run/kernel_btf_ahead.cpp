@@ -26,36 +26,53 @@ namespace {
 
 constexpr const char *kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
 
-struct Pool {
-  std::mutex mutex;
-  std::vector<struct btf *> ready;
-  KernelBtfAhead counts;
-  // A run that stops before its load leaves its copies here.
-  ~Pool() {
-    for (struct btf *btf : ready)
-      btf__free(btf);
-  }
-};
-
-Pool &pool() {
-  static Pool p;
-  return p;
+// libbpf's own function NAME (at VERSION), which this file's definition hides.
+template <typename Function>
+Function *libbpf_own(const char *name, const char *version) {
+  return reinterpret_cast<Function *>(dlvsym(RTLD_NEXT, name, version));
 }
 
-// libbpf's own btf__load_vmlinux_btf, which this file's definition hides.
+void libbpf_free(struct btf *btf) {
+  using Free = void(struct btf *);
+  static Free *real = libbpf_own<Free>("btf__free", "LIBBPF_0.0.1");
+  if (real)
+    real(btf);
+}
+
 struct btf *libbpf_parse() {
-  using Parse = struct btf *(*)();
-  static Parse parse = [] {
-    void *found = dlvsym(RTLD_NEXT, "btf__load_vmlinux_btf", "LIBBPF_0.5.0");
-    if (!found)
-      found = dlsym(RTLD_NEXT, "libbpf_find_kernel_btf");
-    return reinterpret_cast<Parse>(found);
+  using Parse = struct btf *();
+  static Parse *parse = [] {
+    Parse *found = libbpf_own<Parse>("btf__load_vmlinux_btf", "LIBBPF_0.5.0");
+    return found ? found : reinterpret_cast<Parse *>(dlsym(RTLD_NEXT, "libbpf_find_kernel_btf"));
   }();
   if (!parse) {
     errno = ENOSYS;
     return nullptr;
   }
   return parse();
+}
+
+// The copy parsed ahead, and who holds it: each load that took it until
+// libbpf frees it, and the pool until the run drops it.
+struct Pool {
+  std::mutex mutex;
+  struct btf *shared = nullptr;
+  unsigned loads_holding = 0;
+  bool pool_holds = false;
+  KernelBtfAhead counts;
+
+  // Under the mutex: frees the copy once no one holds it.
+  void free_if_unheld() {
+    if (shared && loads_holding == 0 && !pool_holds) {
+      libbpf_free(shared);
+      shared = nullptr;
+    }
+  }
+};
+
+Pool &pool() {
+  static Pool p;  // a run that stops before its load leaves its copy here
+  return p;
 }
 
 // SIZE bytes of FD's file, read as libbpf reads it: sysfs gives 4 KiB a call.
@@ -73,10 +90,10 @@ std::optional<std::vector<char>> read_all(int fd, size_t size) {
 }
 
 // One copy, the file opened once: from a private mapping where the kernel
-// allows one (MAPPED then says so), else read. libbpf's own search (the
+// allows one, else read. libbpf's own search (the
 // vmlinux files of /boot and /lib/modules) where there is no such file.
 // Null, with errno, if none works.
-struct btf *parse_kernel_btf(bool *mapped = nullptr) {
+struct btf *parse_kernel_btf() {
   UniqueFd fd(open(kVmlinuxBtf, O_RDONLY | O_CLOEXEC));
   struct stat st;
   if (fd.get() < 0 || fstat(fd.get(), &st) != 0 || st.st_size <= 0)
@@ -86,8 +103,6 @@ struct btf *parse_kernel_btf(bool *mapped = nullptr) {
   if (data != MAP_FAILED) {
     btf = btf__new(data, st.st_size);  // copies the bytes
     munmap(data, st.st_size);
-    if (mapped)
-      *mapped = true;
   } else if (auto bytes = read_all(fd.get(), st.st_size)) {
     btf = btf__new(bytes->data(), bytes->size());
   }
@@ -135,29 +150,29 @@ bool needs_kernel_btf(std::string_view object) {
   }
 }
 
-void parse_kernel_btf_ahead(unsigned copies, const std::atomic<bool> &cancelled) {
-  for (unsigned i = 0; i < copies && !cancelled; i++) {
-    bool mapped = false;
-    struct btf *btf = parse_kernel_btf(&mapped);
-    if (!btf)
-      return;
-    {
-      std::lock_guard lock(pool().mutex);
-      pool().ready.push_back(btf);
-      pool().counts.parsed++;
-    }
-    // Read, a copy costs what libbpf's own does (9-13 ms here): one ahead,
-    // and the other half reads its own while the first is verified.
-    if (!mapped)
+void parse_kernel_btf_ahead(const std::atomic<bool> &cancelled) {
+  {
+    std::lock_guard lock(pool().mutex);
+    pool().pool_holds = false;
+    pool().free_if_unheld();         // an earlier run's, were it still here
+    if (cancelled || pool().shared)  // or still held by an earlier load
       return;
   }
+  struct btf *btf = parse_kernel_btf();
+  if (!btf)
+    return;
+  // Computed on first use, so computed now: the loads then only read it.
+  btf__pointer_size(btf);
+  std::lock_guard lock(pool().mutex);
+  pool().shared = btf;
+  pool().pool_holds = true;
+  pool().counts = {.parsed = true};
 }
 
 KernelBtfAhead drop_kernel_btf_ahead() {
   std::lock_guard lock(pool().mutex);
-  for (struct btf *btf : pool().ready)
-    btf__free(btf);
-  pool().ready.clear();
+  pool().pool_holds = false;
+  pool().free_if_unheld();
   return std::exchange(pool().counts, {});
 }
 
@@ -167,12 +182,26 @@ extern "C" struct btf *btf__load_vmlinux_btf(void) {
   {
     auto &pool = mt::pool();
     std::lock_guard lock(pool.mutex);
-    if (!pool.ready.empty()) {
-      struct btf *btf = pool.ready.back();
-      pool.ready.pop_back();
+    if (pool.shared && pool.pool_holds) {
+      pool.loads_holding++;
       pool.counts.taken++;
-      return btf;
+      return pool.shared;
     }
   }
   return mt::parse_kernel_btf();
+}
+
+extern "C" void btf__free(struct btf *btf) {
+  if (!btf)
+    return;
+  {
+    auto &pool = mt::pool();
+    std::lock_guard lock(pool.mutex);
+    if (btf == pool.shared && pool.loads_holding > 0) {
+      pool.loads_holding--;
+      pool.free_if_unheld();
+      return;
+    }
+  }
+  mt::libbpf_free(btf);
 }

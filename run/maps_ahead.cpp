@@ -36,8 +36,7 @@ using Object = std::unique_ptr<struct bpf_object, decltype(&bpf_object__close)>;
 // by name: all but those whose contents the run sets (.rodata, .data,
 // .bss) and those made otherwise (the rings; pinned ones). None when the
 // object cannot be opened, the kernel refuses one, or CANCELLED is set.
-// Then the copies of the kernel's BTF libbpf will parse to load it, one
-// per half (kernel_btf_ahead.h).
+// Then the kernel's BTF libbpf would parse to load it (kernel_btf_ahead.h).
 MapsMadeAhead make_maps(const std::vector<char> &object, bool filter_targets, bool marks,
                         const std::atomic<bool> &cancelled) {
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
@@ -57,7 +56,7 @@ MapsMadeAhead make_maps(const std::vector<char> &object, bool filter_targets, bo
     for (size_t i = 0; i < maps.size(); i++)
       made.maps.emplace(bpf_map__name(maps[i]), std::move((*fds)[i]));
   if (needs_kernel_btf({object.data(), object.size()}))
-    parse_kernel_btf_ahead(worth_loading_in_halves(obj.get()) ? 2 : 1, cancelled);
+    parse_kernel_btf_ahead(cancelled);
   return made;
 }
 

@@ -2,7 +2,9 @@
 // parses it ahead for them and for no other (run/kernel_btf_ahead.h).
 #include "run/kernel_btf_ahead.h"
 
+#include <bpf/btf.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "compile_in_child.h"
 
@@ -49,6 +51,38 @@ TEST(KernelBtfAhead, CoReRelocationsAndKernelSymbolsNeedIt) {
 TEST(KernelBtfAhead, ADamagedObjectNeedsNone) {
   EXPECT_FALSE(needs_kernel_btf("not an ELF object"));
   EXPECT_FALSE(needs_kernel_btf(""));
+}
+
+// Both halves of a load take the one copy parsed ahead; it lives until the
+// last of them and the run have let go of it.
+TEST(KernelBtfAhead, LoadsShareTheCopyParsedAhead) {
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    GTEST_SKIP() << "no kernel BTF";
+  std::atomic<bool> cancelled = false;
+  parse_kernel_btf_ahead(cancelled);
+  struct btf *first = btf__load_vmlinux_btf();
+  struct btf *second = btf__load_vmlinux_btf();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first, second);
+  btf__free(first);
+  KernelBtfAhead counts = drop_kernel_btf_ahead();
+  EXPECT_TRUE(counts.parsed);
+  EXPECT_EQ(counts.taken, 2u);
+  // Still held by the second load, which reads it whole.
+  EXPECT_GT(btf__type_cnt(second), 1000u);
+  EXPECT_GT(btf__find_by_name_kind(second, "task_struct", BTF_KIND_STRUCT), 0);
+  btf__free(second);
+  // Dropped, loads parse their own again, freed as usual.
+  struct btf *own = btf__load_vmlinux_btf();
+  ASSERT_NE(own, nullptr);
+  EXPECT_FALSE(drop_kernel_btf_ahead().parsed);
+  btf__free(own);
+}
+
+TEST(KernelBtfAhead, ACancelledRunParsesNothing) {
+  std::atomic<bool> cancelled = true;
+  parse_kernel_btf_ahead(cancelled);
+  EXPECT_FALSE(drop_kernel_btf_ahead().parsed);
 }
 
 }  // namespace
