@@ -343,6 +343,7 @@ void BpfProgram::load(const LoadSettings &settings) {
 
   bool split = split_for_parallel_load();
   libbpf_messages().clear();
+  lend_kernel_btf_ahead();
   int err = 0, helper_err = 0;
   std::string helper_log;
   auto load_helper = [&] {

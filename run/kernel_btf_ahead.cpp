@@ -59,6 +59,7 @@ struct Pool {
   struct btf *shared = nullptr;
   unsigned loads_holding = 0;
   bool pool_holds = false;
+  bool lending = false;  // to loads, between lend and drop
   KernelBtfAhead counts;
 
   // Under the mutex: frees the copy once no one holds it.
@@ -164,14 +165,24 @@ void parse_kernel_btf_ahead(const std::atomic<bool> &cancelled) {
   // Computed on first use, so computed now: the loads then only read it.
   btf__pointer_size(btf);
   std::lock_guard lock(pool().mutex);
+  if (pool().shared) {  // another run's, parsed meanwhile
+    libbpf_free(btf);
+    return;
+  }
   pool().shared = btf;
   pool().pool_holds = true;
   pool().counts = {.parsed = true};
 }
 
+void lend_kernel_btf_ahead() {
+  std::lock_guard lock(pool().mutex);
+  pool().lending = true;
+}
+
 KernelBtfAhead drop_kernel_btf_ahead() {
   std::lock_guard lock(pool().mutex);
   pool().pool_holds = false;
+  pool().lending = false;
   pool().free_if_unheld();
   return std::exchange(pool().counts, {});
 }
@@ -182,7 +193,7 @@ extern "C" struct btf *btf__load_vmlinux_btf(void) {
   {
     auto &pool = mt::pool();
     std::lock_guard lock(pool.mutex);
-    if (pool.shared && pool.pool_holds) {
+    if (pool.shared && pool.pool_holds && pool.lending) {
       pool.loads_holding++;
       pool.counts.taken++;
       return pool.shared;
@@ -197,8 +208,9 @@ extern "C" void btf__free(struct btf *btf) {
   {
     auto &pool = mt::pool();
     std::lock_guard lock(pool.mutex);
-    if (btf == pool.shared && pool.loads_holding > 0) {
-      pool.loads_holding--;
+    if (btf == pool.shared) {  // freed here once no one holds it
+      if (pool.loads_holding > 0)
+        pool.loads_holding--;
       pool.free_if_unheld();
       return;
     }

@@ -11,10 +11,14 @@
 // of the file where the kernel allows one (Linux 6.16 and later).
 //
 // Both halves share that copy: libbpf only reads the kernel's BTF while it
-// loads (name searches, CO-RE candidates, kfunc and attach ids), and frees
-// it at the end of each load, through its PLT too; btf__free here then
-// lets go of the shared copy only when the last load and the run have.
-// A second copy cost 4-6 ms of CPU time and 5.5 MB per warm start.
+// loads (name searches, CO-RE candidates, kfunc and attach ids; checked in
+// libbpf 1.1 to 1.7, whose one lazily set field, the pointer size, is set
+// before the copy is shared), and frees it at the end of the load or when
+// the object closes, through its PLT too; btf__free here then lets go of
+// the shared copy only when the last load and the run have. A second copy
+// cost 4-6 ms of CPU time and 5.5 MB per warm start. The copy is lent only
+// while the loads run: the engine's own KernelBtf, made before, keeps one
+// of its own.
 #pragma once
 #include <atomic>
 #include <string_view>
@@ -30,6 +34,10 @@ bool needs_kernel_btf(std::string_view object);
 
 // Parses the kernel's BTF for the loads to come, unless CANCELLED is set.
 void parse_kernel_btf_ahead(const std::atomic<bool> &cancelled);
+
+// From now until drop_kernel_btf_ahead(), libbpf's loads take the copy
+// parsed ahead, if there is one.
+void lend_kernel_btf_ahead();
 
 // Lets go of the copy parsed ahead (freed once no load holds it); returns
 // whether there was one and how many loads took it.

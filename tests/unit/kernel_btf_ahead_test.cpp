@@ -60,10 +60,15 @@ TEST(KernelBtfAhead, LoadsShareTheCopyParsedAhead) {
     GTEST_SKIP() << "no kernel BTF";
   std::atomic<bool> cancelled = false;
   parse_kernel_btf_ahead(cancelled);
+  // Not lent yet: the engine's own KernelBtf, made before the loads.
+  struct btf *engine = btf__load_vmlinux_btf();
+  lend_kernel_btf_ahead();
   struct btf *first = btf__load_vmlinux_btf();
   struct btf *second = btf__load_vmlinux_btf();
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first, second);
+  EXPECT_NE(engine, first);
+  btf__free(engine);
   btf__free(first);
   KernelBtfAhead counts = drop_kernel_btf_ahead();
   EXPECT_TRUE(counts.parsed);
