@@ -100,6 +100,12 @@ int run(const Options &options) {
   }
   script.set_help(help);
   bool runs = !options.check && !options.emit_c && !help;
+  // The -c command, forked while this process is small: later, the fork
+  // would copy the page tables of the parsed script and the kernel's BTF,
+  // and every write here would copy a page until the command execs.
+  std::unique_ptr<ChildProcess> child;
+  if (runs && !options.command.empty())
+    child = std::make_unique<ChildProcess>(options.command, options.json);
   FrontEndCache front_cache(ObjectCache::default_directory(), runs && !options.no_cache);
   std::string invocation = invocation_of(script.source(), more, options);
   auto maps_ahead = package ? nullptr : make_maps_ahead(invocation, front_cache, options);
@@ -169,10 +175,6 @@ int run(const Options &options) {
       check_tracing_only({object.data(), object.size()}, generated, decl);
   }
   stop_if_signalled_before_tracing();
-
-  std::unique_ptr<ChildProcess> child;
-  if (!options.command.empty())
-    child = std::make_unique<ChildProcess>(options.command, options.json);
 
   std::unique_ptr<BpfProgram> program;
   std::unique_ptr<KernelMaps> maps;

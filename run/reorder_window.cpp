@@ -7,8 +7,10 @@ namespace mt {
 
 ReorderWindow::ReorderWindow(size_t sources, size_t aside_bytes)
     : queues_(sources), aside_limit_(aside_bytes) {
+  // Small at first (a start touches no more than it needs); a queue
+  // doubles when full.
   for (Queue &q : queues_)
-    q.slots.resize(16384);
+    q.slots.resize(1024);
 }
 
 void ReorderWindow::Queue::push(const Held &h) {

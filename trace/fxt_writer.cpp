@@ -105,7 +105,9 @@ class ClockTable {
     uint32_t generation = 0;  // counts the keys it has held
   };
 
-  ClockTable() : slots_(kSlots + 1), index_(kIndexSize, 0) {}
+  // Slots are made as keys come: a run that writes a few hundred strings
+  // never touches the megabytes a full table takes (start-up, issue 18).
+  ClockTable() : slots_(std::min<uint32_t>(kSlots, 255) + 1), index_(kIndexSize, 0) {}
 
   // The index of `key`, and whether it was (re)assigned just now, in which
   // case the caller must emit its definition record before using it.
@@ -126,6 +128,8 @@ class ClockTable {
     uint32_t idx;
     if (count_ < kSlots) {
       idx = ++count_;
+      if (idx >= slots_.size())
+        slots_.resize(std::min<size_t>(slots_.size() * 2, kSlots + 1));
     } else {
       idx = evict(serial);
       // Deletion may have shifted entries: probe again for a free place.
