@@ -100,9 +100,8 @@ int run(const Options &options) {
   }
   script.set_help(help);
   bool runs = !options.check && !options.emit_c && !help;
-  // The -c command, forked while this process is small: later, the fork
-  // would copy the page tables of the parsed script and the kernel's BTF,
-  // and every write here would copy a page until the command execs.
+  // The -c command, forked while this process is small (later, every write
+  // here would copy a page until the command execs).
   std::unique_ptr<ChildProcess> child;
   if (runs && !options.command.empty())
     child = std::make_unique<ChildProcess>(options.command, options.json);
@@ -441,8 +440,8 @@ int run(const Options &options) {
     if (!wrote.empty())
       std::fprintf(stderr, "moontrace: %s\n", wrote.c_str());
     report_lost();
-    if (child && !child->exited())
-      child->terminate();
+    if (child)
+      child->end();
     if (program)
       exit_leaving_teardown_behind(1);
     return 1;
@@ -474,12 +473,12 @@ int run(const Options &options) {
     if (exit_code == 0)
       exit_code = child->exit_status();
   }
-  if (child && !child->exited())
-    child->terminate();
   if (!output.close() && exit_code == 0) {
     std::fprintf(stderr, "moontrace: %s\n", output.failure().c_str());
     exit_code = 1;
   }
+  if (child)
+    child->end();  // SIGTERM, then SIGKILL: it does not outlive moontrace
   if (program)
     exit_leaving_teardown_behind(exit_code);
   return exit_code;

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "common/error.h"
 #include "run/stop_signals.h"
@@ -114,13 +116,10 @@ ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
 
 ChildProcess::~ChildProcess() {
   if (go_fd_ >= 0)
-    close(go_fd_);
+    close(go_fd_);  // a child never started exits at once
   if (error_fd_ >= 0)
     close(error_fd_);
-  if (!reaped_ && pid_ > 0) {
-    terminate();
-    waitpid(pid_, nullptr, 0);
-  }
+  end();
 }
 
 void ChildProcess::start() {
@@ -162,6 +161,23 @@ std::string ChildProcess::failure() const {
 void ChildProcess::terminate() {
   if (!reaped_ && pid_ > 0)
     kill(pid_, SIGTERM);
+}
+
+void ChildProcess::end() {
+  if (reaped_ || pid_ <= 0)
+    return;
+  terminate();
+  // A command that ignores SIGTERM would otherwise outlive moontrace,
+  // holding its output open: after a grace period it is killed.
+  for (auto waited = std::chrono::milliseconds(0); waited < kTerminateGrace;
+       waited += std::chrono::milliseconds(10)) {
+    if (exited())
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid_, SIGKILL);
+  while (!exited())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 }  // namespace mt

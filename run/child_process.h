@@ -4,6 +4,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,8 @@ class ChildProcess {
   // that it never mixes into -f json on stdout). Throws mt::Error on a
   // malformed command.
   explicit ChildProcess(const std::string &command, bool stdout_to_stderr = false);
-  ~ChildProcess();
+  ~ChildProcess();  // end()s it
+
   ChildProcess(const ChildProcess &) = delete;
   ChildProcess &operator=(const ChildProcess &) = delete;
 
@@ -34,8 +36,13 @@ class ChildProcess {
   // with status 3", "the command was killed by signal 11 (Segmentation
   // fault)".
   std::string failure() const;
-  // Ends a child that is still running (SIGTERM).
+  // Asks a child that is still running to end (SIGTERM).
   void terminate();
+  // Ends a child that is still running and reaps it: SIGTERM, then SIGKILL
+  // if it is still there after kTerminateGrace (a command that ignores
+  // SIGTERM would outlive moontrace, holding its output open).
+  void end();
+  static constexpr std::chrono::milliseconds kTerminateGrace{1000};
 
  private:
   pid_t pid_ = -1;

@@ -350,6 +350,21 @@ TEST_F(E2eStops, CommandFailureIsOurs) {
                 "moontrace: the command was killed by signal 11 (Segmentation fault)"});
 }
 
+// A command that ignores SIGTERM neither holds the stop nor outlives
+// moontrace: it is killed after a grace period (ChildProcess::end).
+TEST_F(E2eStops, CommandIgnoringSigtermIsKilledAfterAGracePeriod) {
+  TempDir dir;
+  std::string pid_file = dir.file("pid");
+  auto r = run(mt({"--duration", "1", "-c",
+                   "sh -c \"trap '' TERM; echo $$ > " + pid_file + "; exec sleep 60\"",
+                   script("complete.lua")}),
+               30s);
+  ASSERT_FALSE(r.timed_out) << r;
+  EXPECT_EQ(r.exit_code, 0) << r;
+  pid_t command = std::stoi(read_file(pid_file));
+  EXPECT_TRUE(kill(command, 0) != 0 && errno == ESRCH) << "the command still runs, pid " << command;
+}
+
 // The command starts as a shell would start it: no signal ignored (moontrace
 // ignores SIGPIPE) and none blocked.
 TEST_F(E2eStops, CommandStartsWithDefaultSignals) {
