@@ -365,6 +365,24 @@ TEST_F(E2eStops, CommandIgnoringSigtermIsKilledAfterAGracePeriod) {
   EXPECT_TRUE(kill(command, 0) != 0 && errno == ESRCH) << "the command still runs, pid " << command;
 }
 
+// Started with stderr closed, moontrace holds that number (app/standard_fds.h):
+// no file it opens takes it, and the -c command finds /dev/null there.
+TEST_F(E2eStops, AClosedStderrIsHeldNotReused) {
+  TempDir dir;
+  std::string seen = dir.file("fd2");
+  Command c = mt({"-c", "sh -c 'readlink /proc/$$/fd/2 > " + seen + "'", script("complete.lua")});
+  std::string line = "exec";
+  for (const auto &word : c.argv) {
+    line += " '";
+    for (char ch : word)
+      line += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    line += "'";
+  }
+  auto r = run(Command{{"/bin/sh", "-c", line + " 2>&-"}});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(read_file(seen), "/dev/null\n") << r;
+}
+
 // The command starts as a shell would start it: no signal ignored (moontrace
 // ignores SIGPIPE) and none blocked.
 TEST_F(E2eStops, CommandStartsWithDefaultSignals) {
