@@ -99,7 +99,8 @@ Environment:
                         be changeable only by root, you or the sudo user
   MOONTRACE_CACHE       compiled-object cache, a 0700 directory of yours
                         (default $XDG_CACHE_HOME/moontrace, else
-                        .cache/moontrace in your passwd home, not $HOME)
+                        .cache/moontrace in your passwd home, not $HOME),
+                        kept under 256 MB
   MOONTRACE_BUFFER_KB   size of each per-CPU event buffer, a power of two
                         from 64 (default: 64 MiB shared among the CPUs,
                         from 1024 to 8192 each)

@@ -16,6 +16,7 @@
 #include "common/hash.h"
 #include "common/trusted_path.h"
 #include "common/write_all.h"
+#include "compiler/cache_pruning.h"
 
 namespace mt {
 
@@ -169,7 +170,10 @@ std::optional<std::vector<char>> ObjectCache::load(const std::string &key) const
     refuse("load the cached object " + path, *why);
   }
   fcntl(fd.get(), F_SETFL, fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  return decode(key, read_whole_file(fd.get(), path));
+  auto object = decode(key, read_whole_file(fd.get(), path));
+  if (object)
+    mark_cache_entry_used(fd.get());  // what pruning keeps longest (cache_pruning.h)
+  return object;
 }
 
 void ObjectCache::store(const std::string &key, const std::vector<char> &object) const {
@@ -192,6 +196,8 @@ void ObjectCache::store(const std::string &key, const std::vector<char> &object)
   ok &= close(fd.release()) == 0;
   if (!ok || renameat(dir.get(), tmp.c_str(), dir.get(), (key + suffix_).c_str()) != 0)
     unlinkat(dir.get(), tmp.c_str(), 0);
+  else
+    prune_cache(dir.get(), budget_, key + suffix_);
 }
 
 }  // namespace mt

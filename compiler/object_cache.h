@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "compiler/cache_pruning.h"
 #include "compiler/clang_compiler.h"
 
 namespace mt {
@@ -22,9 +23,11 @@ class ObjectCache {
   // in the effective user's home from the password database (sudo may have
   // kept the invoking user's $HOME).
   static std::string default_directory();
-  // SUFFIX: the file names' (".o" for objects).
-  explicit ObjectCache(std::string directory, std::string suffix = ".o")
-      : dir_(std::move(directory)), suffix_(std::move(suffix)) {}
+  // SUFFIX: the file names' (".o" for objects). Each store keeps the
+  // directory within BUDGET bytes (cache_pruning.h).
+  explicit ObjectCache(std::string directory, std::string suffix = ".o",
+                       uint64_t budget = kCacheBudgetBytes)
+      : dir_(std::move(directory)), suffix_(std::move(suffix)), budget_(budget) {}
 
   // The key for a generated source on this kernel, compiled with `options`
   // (which programs' pointer reads are rewritten, and how).
@@ -40,14 +43,14 @@ class ObjectCache {
   // (CMakeLists.txt).
   static const char *compiler_sources_digest();
 
-  // The object stored for `key`, or nullopt when there is none or it is
-  // damaged or another key's. Throws mt::Error (one line, with the fix)
+  // The object stored for `key` (marked as used now), or nullopt when there
+  // is none or it is damaged or another key's. Throws mt::Error (one line, with the fix)
   // when the directory or the object could have been changed by another
   // user.
   std::optional<std::vector<char>> load(const std::string &key) const;
   // Writes the object 0600 (temporary file, then rename), creating the
-  // directory 0700. Best effort: a cache that cannot be written, or
-  // cannot be trusted, only costs time.
+  // directory 0700, then prunes the directory (cache_pruning.h). Best effort: a cache that cannot
+  // be written, or cannot be trusted, only costs time.
   void store(const std::string &key, const std::vector<char> &object) const;
 
   // What a stored object holds: a header with the key and digest, then the
@@ -62,6 +65,7 @@ class ObjectCache {
 
   std::string dir_;
   std::string suffix_;
+  uint64_t budget_;
 };
 
 }  // namespace mt
