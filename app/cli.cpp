@@ -55,7 +55,7 @@ Engine options (before SCRIPT):
                         sudo it runs as the invoking user; its failure is
                         reported and becomes the exit status; with -f json
                         its output goes to stderr; a stop that comes first
-                        sends it SIGTERM, and SIGKILL a second later
+                        sends it SIGTERM, and SIGKILL half a second later
   -p, --pid PID         trace only process PID (and its children) and stop
                         when it exits; with -c too, a latency pair's stop
                         and a flow's step or end are kept in any task when

@@ -83,6 +83,7 @@ ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
   int go[2], error[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(error, O_CLOEXEC) != 0)
     throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  pid_t moontrace = getpid();
   pid_ = fork();
   if (pid_ < 0)
     throw Error(std::string("cannot fork: ") + std::strerror(errno));
@@ -92,13 +93,20 @@ ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
     // It starts as a shell would start it: what moontrace changed for
     // itself (SIGPIPE ignored, stop handlers) is not the command's business.
     restore_inherited_signals();
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // However moontrace ends (killed, or leaving at once from a stuck
+    // script), the command does not outlive it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     char byte;
     if (read(go[0], &byte, 1) != 1)
       _exit(127);  // moontrace stopped before tracing began
     if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
       _exit(127);
     drop_to_invoking_user();
+    // A change of user clears the parent-death signal: set again, and
+    // moontrace checked for, in case it died in between.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != moontrace)
+      _exit(127);
     std::vector<char *> argv;
     for (auto &w : words)
       argv.push_back(w.data());
@@ -167,16 +175,20 @@ void ChildProcess::end() {
   if (reaped_ || pid_ <= 0)
     return;
   terminate();
-  // A command that ignores SIGTERM would otherwise outlive moontrace,
-  // holding its output open: after a grace period it is killed.
-  for (auto waited = std::chrono::milliseconds(0); waited < kTerminateGrace;
-       waited += std::chrono::milliseconds(10)) {
-    if (exited())
-      return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  // A command that ignores SIGTERM would outlive moontrace, holding its
+  // output open: after a grace period, or at once on another stop signal,
+  // it is killed.
+  int signals = stop_signal_count();
+  auto deadline = std::chrono::steady_clock::now() + kTerminateGrace;
+  while (!exited() && std::chrono::steady_clock::now() < deadline && stop_signal_count() == signals)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (reaped_)
+    return;
   kill(pid_, SIGKILL);
-  while (!exited())
+  // Reaped when it is gone; not waited for past a second (a process stuck
+  // in the kernel dies when it leaves it).
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (!exited() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 

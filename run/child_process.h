@@ -1,6 +1,6 @@
-// The -c command: forked before the probes load so its pid can seed the
-// target filter, held until every probe is attached, then exec'd as the
-// invoking user when moontrace runs under sudo.
+// The -c command: forked as the run begins so its pid can seed the target
+// filter, held until every probe is attached, then exec'd as the invoking
+// user when moontrace runs under sudo; ended with the run.
 #pragma once
 #include <sys/types.h>
 
@@ -39,10 +39,12 @@ class ChildProcess {
   // Asks a child that is still running to end (SIGTERM).
   void terminate();
   // Ends a child that is still running and reaps it: SIGTERM, then SIGKILL
-  // if it is still there after kTerminateGrace (a command that ignores
-  // SIGTERM would outlive moontrace, holding its output open).
+  // if it is still there after kTerminateGrace or another stop signal (a
+  // command that ignores SIGTERM would outlive moontrace, holding its
+  // output open). Only the command's own process: what it started itself
+  // is its business (a terminal's Ctrl-C reaches them all).
   void end();
-  static constexpr std::chrono::milliseconds kTerminateGrace{1000};
+  static constexpr std::chrono::milliseconds kTerminateGrace{500};
 
  private:
   pid_t pid_ = -1;

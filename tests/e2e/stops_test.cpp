@@ -355,14 +355,43 @@ TEST_F(E2eStops, CommandFailureIsOurs) {
 TEST_F(E2eStops, CommandIgnoringSigtermIsKilledAfterAGracePeriod) {
   TempDir dir;
   std::string pid_file = dir.file("pid");
-  auto r = run(mt({"--duration", "1", "-c",
-                   "sh -c \"trap '' TERM; echo $$ > " + pid_file + "; exec sleep 60\"",
+  auto r = run(mt({"--duration", "2", "-c",
+                   "sh -c \"echo $$ > " + pid_file + "; trap '' TERM; exec sleep 60\"",
                    script("complete.lua")}),
                30s);
   ASSERT_FALSE(r.timed_out) << r;
   EXPECT_EQ(r.exit_code, 0) << r;
-  pid_t command = std::stoi(read_file(pid_file));
-  EXPECT_TRUE(kill(command, 0) != 0 && errno == ESRCH) << "the command still runs, pid " << command;
+  EXPECT_FALSE(contains(r.err, "killed by signal")) << r;  // the stop was moontrace's
+  std::string pid = read_file(pid_file);
+  ASSERT_FALSE(pid.empty()) << "the command never started";
+  pid_t command = std::stoi(pid);
+  bool gone = kill(command, 0) != 0 && errno == ESRCH;
+  EXPECT_TRUE(gone) << "the command still runs, pid " << command;
+  if (!gone)
+    kill(command, SIGKILL);
+}
+
+// However moontrace ends, its command does not outlive it: killed, it takes
+// the command with it (the parent-death signal).
+TEST_F(E2eStops, SigkilledMoontraceTakesItsCommandWithIt) {
+  TempDir dir;
+  std::string pid_file = dir.file("pid");
+  Process tracer(mt({"-c", "sh -c \"echo $$ > " + pid_file + "; trap '' TERM; exec sleep 60\"",
+                     script("complete.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  std::string pid;
+  for (int i = 0; i < 200 && pid.empty(); i++, std::this_thread::sleep_for(10ms))
+    pid = read_file(pid_file);
+  ASSERT_FALSE(pid.empty()) << "the command never started";
+  pid_t command = std::stoi(pid);
+  kill(tracer.pid(), SIGKILL);
+  tracer.wait(10s);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; i++, std::this_thread::sleep_for(10ms))
+    gone = kill(command, 0) != 0 && errno == ESRCH;
+  EXPECT_TRUE(gone) << "the command still runs, pid " << command;
+  if (!gone)
+    kill(command, SIGKILL);
 }
 
 // Started with stderr closed, moontrace holds that number (app/standard_fds.h):
