@@ -350,25 +350,42 @@ TEST_F(E2eStops, CommandFailureIsOurs) {
                 "moontrace: the command was killed by signal 11 (Segmentation fault)"});
 }
 
+// A -c command that ignores SIGTERM and writes its pid to PID_FILE.
+std::string stubborn_command(const std::string &pid_file) {
+  return "sh -c \"echo $$ > " + pid_file + "; trap '' TERM; exec sleep 60\"";
+}
+
+// The pid PID_FILE names, once there (0 if it never comes).
+pid_t command_pid(const std::string &pid_file) {
+  std::string pid;
+  for (int i = 0; i < 200 && pid.empty(); i++, std::this_thread::sleep_for(10ms))
+    pid = read_file(pid_file);
+  return pid.empty() ? 0 : std::stoi(pid);
+}
+
+// Whether COMMAND is gone within 2 s; if not, it is killed now.
+bool gone(pid_t command) {
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; i++, std::this_thread::sleep_for(10ms))
+    gone = kill(command, 0) != 0 && errno == ESRCH;
+  if (!gone)
+    kill(command, SIGKILL);
+  return gone;
+}
+
 // A command that ignores SIGTERM neither holds the stop nor outlives
 // moontrace: it is killed after a grace period (ChildProcess::end).
 TEST_F(E2eStops, CommandIgnoringSigtermIsKilledAfterAGracePeriod) {
   TempDir dir;
   std::string pid_file = dir.file("pid");
-  auto r = run(mt({"--duration", "2", "-c",
-                   "sh -c \"echo $$ > " + pid_file + "; trap '' TERM; exec sleep 60\"",
-                   script("complete.lua")}),
-               30s);
+  auto r =
+      run(mt({"--duration", "2", "-c", stubborn_command(pid_file), script("complete.lua")}), 30s);
   ASSERT_FALSE(r.timed_out) << r;
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_FALSE(contains(r.err, "killed by signal")) << r;  // the stop was moontrace's
-  std::string pid = read_file(pid_file);
-  ASSERT_FALSE(pid.empty()) << "the command never started";
-  pid_t command = std::stoi(pid);
-  bool gone = kill(command, 0) != 0 && errno == ESRCH;
-  EXPECT_TRUE(gone) << "the command still runs, pid " << command;
-  if (!gone)
-    kill(command, SIGKILL);
+  pid_t command = command_pid(pid_file);
+  ASSERT_NE(command, 0) << "the command never started";
+  EXPECT_TRUE(gone(command)) << "the command outlived moontrace, pid " << command;
 }
 
 // However moontrace ends, its command does not outlive it: killed, it takes
@@ -376,22 +393,13 @@ TEST_F(E2eStops, CommandIgnoringSigtermIsKilledAfterAGracePeriod) {
 TEST_F(E2eStops, SigkilledMoontraceTakesItsCommandWithIt) {
   TempDir dir;
   std::string pid_file = dir.file("pid");
-  Process tracer(mt({"-c", "sh -c \"echo $$ > " + pid_file + "; trap '' TERM; exec sleep 60\"",
-                     script("complete.lua")}));
+  Process tracer(mt({"-c", stubborn_command(pid_file), script("complete.lua")}));
   ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
-  std::string pid;
-  for (int i = 0; i < 200 && pid.empty(); i++, std::this_thread::sleep_for(10ms))
-    pid = read_file(pid_file);
-  ASSERT_FALSE(pid.empty()) << "the command never started";
-  pid_t command = std::stoi(pid);
+  pid_t command = command_pid(pid_file);
+  ASSERT_NE(command, 0) << "the command never started";
   kill(tracer.pid(), SIGKILL);
   tracer.wait(10s);
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; i++, std::this_thread::sleep_for(10ms))
-    gone = kill(command, 0) != 0 && errno == ESRCH;
-  EXPECT_TRUE(gone) << "the command still runs, pid " << command;
-  if (!gone)
-    kill(command, SIGKILL);
+  EXPECT_TRUE(gone(command)) << "the command outlived moontrace, pid " << command;
 }
 
 // Started with stderr closed, moontrace holds that number (app/standard_fds.h):
