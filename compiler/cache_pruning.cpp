@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <string_view>
 #include <vector>
 
@@ -82,7 +83,8 @@ void prune_cache(int dir_fd, uint64_t budget, const std::string &keep) {
   for (const Entry &e : entries) {
     if (total <= budget / 4 * 3)
       break;
-    if (unlinkat(dir_fd, e.name.c_str(), 0) == 0)
+    // Gone already: another run pruning at the same time took it.
+    if (unlinkat(dir_fd, e.name.c_str(), 0) == 0 || errno == ENOENT)
       total -= std::min(total, e.bytes);
   }
 }

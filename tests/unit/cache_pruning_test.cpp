@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/unique_fd.h"
 #include "compiler/object_cache.h"
@@ -56,6 +58,24 @@ TEST_F(CachePruning, OverItTheLeastRecentlyUsedGoDownToThreeQuarters) {
   EXPECT_TRUE(has("a4.o"));
 }
 
+// Runs pruning at once count what another removed as gone: together they
+// remove no more than one would.
+TEST_F(CachePruning, RunsPruningAtOnceRemoveNoMoreThanOne) {
+  for (int round = 0; round < 10; round++) {
+    for (int i = 0; i < 64; i++)
+      put("e" + std::to_string(i) + ".o", 100, 10000 - i * 100);
+    std::vector<std::thread> runs;
+    for (int r = 0; r < 4; r++)
+      runs.emplace_back([&] { prune(4000); });  // 6,400 bytes: down to 3,000
+    for (auto &t : runs)
+      t.join();
+    int left = 0;
+    for (int i = 0; i < 64; i++)
+      left += has("e" + std::to_string(i) + ".o");
+    ASSERT_EQ(left, 30) << "round " << round;
+  }
+}
+
 TEST_F(CachePruning, TheEntryJustStoredAndOtherFilesStay) {
   put("c1.o", 100, 4000);  // the oldest, but just stored
   put("notes.txt", 1000, 9000);
@@ -87,10 +107,11 @@ TEST_F(CachePruning, TheObjectCacheKeepsWhatItLoads) {
   std::string first(32, 'a'), second(32, 'b'), third(32, 'c');
   cache.store(first, object);
   cache.store(second, object);
-  for (const auto &key : {first, second}) {
-    struct timespec old[2] = {{time(nullptr) - 100, 0}, {time(nullptr) - 100, 0}};
+  for (const auto &[key, age] : {std::pair{first, 200}, std::pair{second, 100}}) {
+    struct timespec old[2] = {{time(nullptr) - age, 0}, {time(nullptr) - age, 0}};
     ASSERT_EQ(utimensat(AT_FDCWD, (dir + "/" + key + ".o").c_str(), old, 0), 0);
   }
+  // The oldest, until loaded.
   ASSERT_TRUE(cache.load(first));
   cache.store(third, object);  // over 6,000 bytes: the second goes
   EXPECT_TRUE(cache.load(first));

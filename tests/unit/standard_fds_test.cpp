@@ -12,23 +12,26 @@
 namespace mt {
 namespace {
 
-// In a child, with FD closed: 0 when it is held afterwards, read-only, and
-// the next file opened gets another number.
+// In a child, with FD closed: 0 when it is held afterwards, still refusing
+// (reads from stdin, writes to the others), and the next file opened gets
+// another number.
 int held_in_child(int fd) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fd);
     hold_closed_standard_fds();
     int next = open("/dev/null", O_RDONLY);
-    bool write_fails = write(fd, "x", 1) == -1 && errno == EBADF;
-    _exit(fcntl(fd, F_GETFD) != -1 && next > STDERR_FILENO && write_fails ? 0 : 1);
+    char byte;
+    bool refuses = fd == STDIN_FILENO ? read(fd, &byte, 1) == -1 && errno == EBADF
+                                      : write(fd, "x", 1) == -1 && errno == EBADF;
+    _exit(fcntl(fd, F_GETFD) != -1 && next > STDERR_FILENO && refuses ? 0 : 1);
   }
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
-TEST(StandardFds, AClosedOneIsHeldAndStillRefusesWrites) {
+TEST(StandardFds, AClosedOneIsHeldAndStillRefuses) {
   for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
     EXPECT_EQ(held_in_child(fd), 0) << "fd " << fd;
 }
