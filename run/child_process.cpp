@@ -93,20 +93,20 @@ ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
     // It starts as a shell would start it: what moontrace changed for
     // itself (SIGPIPE ignored, stop handlers) is not the command's business.
     restore_inherited_signals();
-    // However moontrace ends (killed, or leaving at once from a stuck
-    // script), the command does not outlive it.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    char byte;
-    if (read(go[0], &byte, 1) != 1)
-      _exit(127);  // moontrace stopped before tracing began
+    // Made ready before the probes attach, so that the trace sees only the
+    // command's exec: the user, the output.
     if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
       _exit(127);
     drop_to_invoking_user();
-    // A change of user clears the parent-death signal: set again, and
-    // moontrace checked for, in case it died in between.
+    // However moontrace ends (killed, or leaving at once from a stuck
+    // script), the command does not outlive it. Set after the change of
+    // user, which clears it; moontrace checked for, in case it died first.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != moontrace)
       _exit(127);
+    char byte;
+    if (read(go[0], &byte, 1) != 1)
+      _exit(127);  // moontrace stopped before tracing began
     std::vector<char *> argv;
     for (auto &w : words)
       argv.push_back(w.data());
