@@ -91,9 +91,9 @@ std::optional<std::vector<char>> read_all(int fd, size_t size) {
 }
 
 // One copy, the file opened once: from a private mapping where the kernel
-// allows one, else read. libbpf's own search (the
-// vmlinux files of /boot and /lib/modules) where there is no such file.
-// Null, with errno, if none works.
+// allows one, else read. libbpf's own search (the vmlinux files of /boot
+// and /lib/modules) where there is no such file. Null, with errno, if none
+// works.
 struct btf *parse_kernel_btf() {
   UniqueFd fd(open(kVmlinuxBtf, O_RDONLY | O_CLOEXEC));
   struct stat st;
