@@ -155,6 +155,13 @@ TEST_F(E2eErrors, VerifierRejectionNamesTheProbeLine) {
   EXPECT_TRUE(contains(r.err, "-- BEGIN PROG LOAD LOG --")) << r;
 }
 
+// Probes sharing a tracepoint's program: the refusal names the line of
+// the probe the verifier refused, not the first sharer's.
+TEST_F(E2eErrors, VerifierRejectionInASharedProgramNamesItsProbesLine) {
+  auto r = run(mt({script("verifier_reject_shared.lua")}));
+  EXPECT_TRUE(one_line_error(r, {"verifier_reject_shared.lua:8:", "verifier rejected"}));
+}
+
 // Many programs load in two halves at once (bpf_loader.h): a refusal in
 // either half names its probe, with the kernel's log under -v.
 TEST_F(E2eErrors, VerifierRejectionNamesTheProbeInEitherHalfOfTheLoad) {

@@ -40,6 +40,36 @@ TEST(LoadFailure, NamesTheRefusedProbesLineInTheVerifiersWords) {
   EXPECT_EQ(e.where.line, 7);
 }
 
+// Probes sharing one tracepoint's program: the refused one is the one
+// whose script line the verifier walked last, not the first.
+TEST(LoadFailure, InASharedProgramTheLineTheVerifierLastWalkedIsNamed) {
+  Refused r;
+  for (auto &p : r.generated.probes)
+    p.attached_program = "mt_shared_0";
+  r.decl.probes[0].where = {"shared.lua", 2, 0};
+  r.decl.probes[1].where = {"shared.lua", 3, 0};
+  std::string log =
+      "libbpf: prog 'mt_shared_0': BPF program load failed: Permission denied\n"
+      "libbpf: prog 'mt_shared_0': -- BEGIN PROG LOAD LOG --\n"
+      ";  @ shared.lua:2\n10: (b7) r1 = 1\n"
+      "; map_set(m, 0, 1); @ shared.lua:2\n11: (b7) r1 = 1\n"
+      ";  @ <moontrace>:100034\n88: (16) if w1 == 0x0 goto pc+10\n"
+      ";  @ shared.lua:6\n96: (15) if r0 == 0x0 goto pc+2\n"
+      ";  @ <moontrace>:100057\n97: (b7) r1 = 2\n"
+      "invalid access to map value, value_size=8 off=800 size=8\n"
+      "processed 98 insns (limit 1000000)\n-- END PROG LOAD LOG --\n";
+  Error e = load_failure(-EACCES, log, r.generated, r.decl, false);
+  EXPECT_EQ(e.where.file, "shared.lua");
+  EXPECT_EQ(e.where.line, 6);
+  EXPECT_NE(std::string(e.what()).find("invalid access to map value"), std::string::npos);
+  // No script line in the log: the first sharer's, as before.
+  std::string plain = Refused::log("R2 invalid mem access 'scalar'");
+  for (size_t at; (at = plain.find("mt_probe_1")) != std::string::npos;)
+    plain.replace(at, 10, "mt_shared_0");
+  e = load_failure(-EACCES, plain, r.generated, r.decl, false);
+  EXPECT_EQ(e.where.line, 2);
+}
+
 // The stack Clang allowed, outgrown by mt_flush's frame (a global
 // function): said as Clang's limit is, not as the verifier's.
 TEST(LoadFailure, AStackOutgrownByTheHandOverIsSaidAsTheStackLimit) {
