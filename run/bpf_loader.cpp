@@ -214,7 +214,8 @@ std::string BpfProgram::how_loaded() const {
            std::to_string(maps_made_ahead_of_);
   if (kernel_btf_ahead_.parsed)
     how += "; kernel BTF parsed ahead, taken by " + std::to_string(kernel_btf_ahead_.taken) +
-           (kernel_btf_ahead_.taken == 1 ? " load" : " loads");
+           (kernel_btf_ahead_.taken == 1 ? " load" : " loads") + ", " +
+           std::to_string(kernel_btf_ahead_.found_ahead) + " names found ahead";
   return how;
 }
 

@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "common/unique_fd.h"
 #include "compiler/bpf_elf.h"
+#include "run/kernel_btf_lookups.h"
 
 namespace mt {
 namespace {
@@ -37,6 +38,14 @@ void libbpf_free(struct btf *btf) {
   static Free *real = libbpf_own<Free>("btf__free", "LIBBPF_0.0.1");
   if (real)
     real(btf);
+}
+
+__s32 libbpf_find(const struct btf *btf, const char *name, __u32 kind) {
+  using Find = __s32(const struct btf *, const char *, __u32);
+  static Find *real = libbpf_own<Find>("btf__find_by_name_kind", "LIBBPF_0.0.6");
+  if (!real)
+    return -ENOSYS;
+  return real(btf, name, kind);
 }
 
 struct btf *libbpf_parse() {
@@ -59,7 +68,8 @@ struct Pool {
   struct btf *shared = nullptr;
   unsigned loads_holding = 0;
   bool pool_holds = false;
-  bool lending = false;  // to loads, between lend and drop
+  bool lending = false;          // to loads, between lend and drop
+  std::vector<BtfLookup> found;  // in the shared copy, ahead
   KernelBtfAhead counts;
 
   // Under the mutex: frees the copy once no one holds it.
@@ -67,6 +77,7 @@ struct Pool {
     if (shared && loads_holding == 0 && !pool_holds) {
       libbpf_free(shared);
       shared = nullptr;
+      found.clear();
     }
   }
 };
@@ -151,7 +162,7 @@ bool needs_kernel_btf(std::string_view object) {
   }
 }
 
-void parse_kernel_btf_ahead(const std::atomic<bool> &cancelled) {
+void parse_kernel_btf_ahead(std::string_view object, const std::atomic<bool> &cancelled) {
   {
     std::lock_guard lock(pool().mutex);
     pool().pool_holds = false;
@@ -164,12 +175,15 @@ void parse_kernel_btf_ahead(const std::atomic<bool> &cancelled) {
     return;
   // Computed on first use, so computed now: the loads then only read it.
   btf__pointer_size(btf);
+  std::vector<BtfLookup> found = kernel_btf_lookups(object);
+  find_in_one_pass(btf, found);
   std::lock_guard lock(pool().mutex);
   if (pool().shared) {  // another run's, parsed meanwhile
     libbpf_free(btf);
     return;
   }
   pool().shared = btf;
+  pool().found = std::move(found);
   pool().pool_holds = true;
   pool().counts = {.parsed = true};
 }
@@ -216,4 +230,18 @@ extern "C" void btf__free(struct btf *btf) {
     }
   }
   mt::libbpf_free(btf);
+}
+
+extern "C" __s32 btf__find_by_name_kind(const struct btf *btf, const char *name, __u32 kind) {
+  if (btf && name) {
+    auto &pool = mt::pool();
+    std::lock_guard lock(pool.mutex);
+    if (btf == pool.shared)
+      for (const mt::BtfLookup &lookup : pool.found)
+        if (lookup.id > 0 && lookup.kind == kind && lookup.name == name) {
+          pool.counts.found_ahead++;
+          return lookup.id;
+        }
+  }
+  return mt::libbpf_find(btf, name, kind);
 }

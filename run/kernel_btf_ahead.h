@@ -32,24 +32,30 @@ namespace mt {
 // or an extern (a kernel symbol or kfunc). False when OBJECT is malformed.
 bool needs_kernel_btf(std::string_view object);
 
-// Parses the kernel's BTF for the loads to come, unless CANCELLED is set.
-void parse_kernel_btf_ahead(const std::atomic<bool> &cancelled);
+// Parses the kernel's BTF for the loads of OBJECT to come, unless
+// CANCELLED is set, and finds in it the names they will look up
+// (kernel_btf_lookups.h).
+void parse_kernel_btf_ahead(std::string_view object, const std::atomic<bool> &cancelled);
 
 // From now until drop_kernel_btf_ahead(), libbpf's loads take the copy
 // parsed ahead, if there is one.
 void lend_kernel_btf_ahead();
 
 // Lets go of the copy parsed ahead (freed once no load holds it); returns
-// whether there was one and how many loads took it.
+// whether there was one, how many loads took it and how many of their
+// lookups by name it answered with what was found ahead.
 struct KernelBtfAhead {
   bool parsed = false;
   unsigned taken = 0;
+  unsigned found_ahead = 0;
 };
 KernelBtfAhead drop_kernel_btf_ahead();
 
 }  // namespace mt
 
-// libbpf's, in their place: the copy parsed ahead, or one parsed now; and
-// btf__free, which frees the shared copy only once nothing holds it.
+// libbpf's, in their place: the copy parsed ahead, or one parsed now;
+// btf__free, which frees the shared copy only once nothing holds it; and
+// btf__find_by_name_kind, which answers from what was found ahead in it.
 extern "C" struct btf *btf__load_vmlinux_btf(void);
 extern "C" void btf__free(struct btf *btf);
+extern "C" int btf__find_by_name_kind(const struct btf *btf, const char *name, unsigned kind);

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <string_view>
 #include <system_error>
+#include <thread>
 
 #include "kernel/libbpf_messages.h"
 #include "run/bpf_loader.h"
@@ -36,7 +38,6 @@ using Object = std::unique_ptr<struct bpf_object, decltype(&bpf_object__close)>;
 // by name: all but those whose contents the run sets (.rodata, .data,
 // .bss) and those made otherwise (the rings; pinned ones). None when the
 // object cannot be opened, the kernel refuses one, or CANCELLED is set.
-// Then the kernel's BTF libbpf would parse to load it (kernel_btf_ahead.h).
 MapsMadeAhead make_maps(const std::vector<char> &object, bool filter_targets, bool marks,
                         const std::atomic<bool> &cancelled) {
   LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "moontrace");
@@ -55,8 +56,6 @@ MapsMadeAhead make_maps(const std::vector<char> &object, bool filter_targets, bo
   if (auto fds = create_like_libbpf(obj.get(), maps, &cancelled))
     for (size_t i = 0; i < maps.size(); i++)
       made.maps.emplace(bpf_map__name(maps[i]), std::move((*fds)[i]));
-  if (needs_kernel_btf({object.data(), object.size()}))
-    parse_kernel_btf_ahead(cancelled);
   return made;
 }
 
@@ -75,7 +74,22 @@ MapsAhead::MapsAhead(std::string key, Fetch fetch, bool filter_targets, bool mar
       std::vector<char> object;
       try {
         if (auto fetched = fetch()) {
+          std::string_view bytes(fetched->data(), fetched->size());
+          // The kernel's BTF libbpf would parse to load it
+          // (kernel_btf_ahead.h), on a thread of its own: both take
+          // milliseconds, and the load waits for both.
+          std::jthread btf;
+          if (needs_kernel_btf(bytes)) {
+            try {
+              btf =
+                  std::jthread([bytes, state] { parse_kernel_btf_ahead(bytes, state->cancelled); });
+            } catch (const std::system_error &) {  // no thread: parsed here
+              parse_kernel_btf_ahead(bytes, state->cancelled);
+            }
+          }
           made = make_maps(*fetched, filter_targets, marks, state->cancelled);
+          if (btf.joinable())
+            btf.join();
           object = std::move(*fetched);
         }
       } catch (...) {  // only a guess: the load makes the maps itself

@@ -148,6 +148,11 @@ TEST_F(E2eWarmStart, AWarmStartMakesItsMapsWhileTheScriptIsDeclared) {
     std::string loads = CPU_COUNT(&cpus) >= 2 ? "2 loads" : "1 load";
     bool all_taken = contains(r.err, "kernel BTF parsed ahead, taken by " + loads);
     EXPECT_EQ(all_taken, ahead) << r;
+    // The tracepoints and kfuncs those loads look up in it by name, found
+    // ahead in one pass (run/kernel_btf_lookups.h).
+    std::smatch m;
+    static const std::regex found("([0-9]+) names found ahead");
+    EXPECT_EQ(std::regex_search(r.err, m, found) && std::stoi(m[1]) > 0, ahead) << r;
   }
   // The small script's object needs none.
   Result small = traced();
