@@ -4,8 +4,10 @@
  * for BPF and the engine's C++ compiler reads too. */
 #ifndef MT_ABI_H
 #define MT_ABI_H
-#ifndef __bpf__
-#include <linux/types.h> /* the BPF side has mt_types.h */
+#ifdef __bpf__
+#include "mt_types.h"
+#else
+#include <linux/types.h>
 #endif
 
 /* Maps, programs and load-time variables both sides name, as C

@@ -2,8 +2,9 @@
  * counters, the target-process filter and the string helpers. */
 #ifndef MT_RUNTIME_H
 #define MT_RUNTIME_H
-#include "mt_helpers.h"
 #include "mt_abi.h"
+#include "mt_helpers.h"
+#include "mt_loops.h"
 
 #ifndef MT_NUM_PROBES
 #define MT_NUM_PROBES 1

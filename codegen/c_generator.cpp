@@ -1107,6 +1107,9 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
   if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
+  // mt_for loops on the kernel's number iterator (mt_loops.h).
+  if (in.btf && in.btf->with_function("bpf_iter_num_new"))
+    head << "#define MT_HAVE_ITER_NUM 1\n";
   if (private_stacks(in.btf, decl))
     head << "#define MT_GLOBAL_FLUSH 1\n";
   if (std::any_of(decl.probes.begin(), decl.probes.end(),

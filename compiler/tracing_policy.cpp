@@ -30,6 +30,14 @@ bool tracing_section(const std::string &name) {
   return false;
 }
 
+// Kernel functions a script may call: they retype a pointer for reading
+// or count a loop's steps, nothing else.
+bool tracing_kfunc(const std::string &name) {
+  static const std::set<std::string> allowed = {"bpf_rdonly_cast", "bpf_iter_num_new",
+                                                "bpf_iter_num_next", "bpf_iter_num_destroy"};
+  return allowed.count(name) != 0;
+}
+
 // Each program's section as the generated C gives it: SEC("S") int NAME(.
 std::map<std::string, std::string> sections_in(const std::string &c) {
   std::map<std::string, std::string> out;
@@ -116,9 +124,10 @@ class Checker {
                    call.section, call.offset);
           break;
         case KernelCall::Kind::Kfunc:
-          // Only retypes a pointer for plain loads, which the verifier
-          // guards: the engine's reads of kernel numbers use it.
-          if (call.symbol == "bpf_rdonly_cast")
+          // Only retype a pointer for plain loads, which the verifier
+          // guards (the engine's reads of kernel numbers), or count a
+          // loop's steps (mt_for).
+          if (tracing_kfunc(call.symbol))
             break;
           refuse(
               (call.symbol.empty() ? "a call of kernel function BTF id " + std::to_string(call.id)

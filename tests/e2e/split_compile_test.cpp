@@ -99,6 +99,21 @@ TEST_F(E2eSplitCompile, AKfuncOnlyTheSecondPartCallsLinks) {
   EXPECT_EQ(values_of(r.out, "entered").size(), 1u) << r;
 }
 
+// Only the second part loops with mt_for (on the kernel's number iterator
+// where it has one: three kfuncs), and the first lists them all the same;
+// compiled whole, the loop runs alike.
+TEST_F(E2eSplitCompile, ALoopOnlyTheSecondPartMakesLinks) {
+  for (bool in_parts : {false, true}) {
+    auto r = run(split(
+        {"-v", "--no-cache", "-c", workload("nop_storm") + " 50", script("loop_in_one_part.lua")},
+        in_parts));
+    ASSERT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(contains(r.err, "compiled in two parts at once"), in_parts) << r;
+    EXPECT_EQ(values_of(r.out, "sum"), std::vector<uint64_t>{12}) << r;  // 0 + 2 + 4 + 6
+    EXPECT_EQ(values_of(r.out, "entered").size(), 1u) << r;
+  }
+}
+
 // A part that makes no object (its child killed here) leaves the compile
 // to one more child, of the whole.
 TEST_F(E2eSplitCompile, WithoutThePartsTheWholeIsCompiled) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 #include <regex>
+#include <set>
 
 #include "codegen/expression_policy.h"
 #include "common/embedded_files.h"
@@ -153,6 +154,23 @@ TEST(InstructionScan, FindsAKfuncCalledThroughAnExtern) {
   EXPECT_EQ(refusal(object),
             "x.lua:7: the kernel function bpf_rcu_read_lock (a kfunc) is not allowed in a script; "
             "it can only call tracing helpers (run with --unsafe to allow it)");
+}
+
+// mt_for's loops call the kernel's number iterator: three kfuncs that only
+// count, which a script may call.
+TEST(TracingPolicy, AllowsTheNumberIteratorOfALoop) {
+  std::vector<char> object =
+      compile("#define MT_HAVE_ITER_NUM 1\n" +
+              program("  int i, sum = 0; mt_for(i, 0, 8) { if (i == 5) break; sum += i; }\n"
+                      "  bpf_get_smp_processor_id(); (void)sum;",
+                      "#include \"mt_loops.h\"\n"));
+  std::set<std::string> kfuncs;
+  for (const KernelCall &call : scan_kernel_calls(ElfObject(view(object))))
+    if (call.kind == KernelCall::Kind::Kfunc)
+      kfuncs.insert(call.symbol);
+  EXPECT_EQ(kfuncs, (std::set<std::string>{"bpf_iter_num_new", "bpf_iter_num_next",
+                                           "bpf_iter_num_destroy"}));
+  EXPECT_EQ(refusal(object), "");
 }
 
 TEST(TracingPolicy, RefusesAForbiddenHelperAtItsScriptLine) {

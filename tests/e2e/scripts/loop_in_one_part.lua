@@ -1,0 +1,23 @@
+-- A big program that does not loop and a small one with an mt_for loop
+-- (bpf_headers/mt_loops.h): compiled in two parts, the big one is in the
+-- first, and only the second calls the kernel's number iterator, where
+-- the kernel has one.
+local fields = {}
+for i = 1, 40 do
+  fields["f" .. i] = "args.to_submit + " .. i
+end
+local entered = 0
+probe("tracepoint:syscalls:sys_enter_io_uring_enter",
+      { filter = "args.fd >= 0", capture = fields }, function() entered = entered + 1 end)
+local sums = map{ name = "sums", key = "u64", value = "u64" }
+probe("tracepoint:io_uring:io_uring_complete", {
+  action = [[
+    __u32 i; __u64 s = 0;
+    mt_for(i, 0, 10) { if (i == 7) break; if (i % 2) continue; s += i; }
+    map_add(sums, s, 1);
+  ]],
+})
+probe("end", function()
+  for _, e in ipairs(sums:entries()) do printf("sum=%d\n", e.key) end
+  printf("entered=%d\n", entered)
+end)
