@@ -29,6 +29,10 @@
 #define MT_LATENCY_COUNTERS 5                   /* __u64 of MT_LATENCY_COUNTS per pair and CPU */
 #define MT_FLOW_MARKS mt_flow_marks             /* -p/-c: flows begun in a traced process */
 #define MT_FLOW_MARKS_TAKEN mt_flow_marks_taken /* marks taken over by another flow */
+/* Marks the structs and unions the generator defines from the kernel's
+ * BTF (kernel/kernel_btf.h), which the compiler's rewriter reads kernel
+ * memory through (compiler/deref_rewriter.cpp). */
+#define MT_KERNEL_RECORD "mt_kernel_record"
 /* Maps named per declaration: codegen/c_generator.h. The struct types of
  * their values are named mt_..._val: the compiler loads through a pointer
  * to one directly, as it points into a map (compiler/deref_rewriter.cpp). */

@@ -107,12 +107,16 @@ __attribute__((noinline, used)) long mt_list_rdonly_cast(const void *p) {
   return (long)bpf_rdonly_cast(p, 0);
 }
 #endif
-#define __mt_ld(p, path, T)                                                                 \
-  (MT_DIRECT_LOADS                                                                          \
-       ? ((T *)bpf_rdonly_cast((const void *)(p), __builtin_btf_type_id(*(T *)0, 1)))->path \
-       : __mt_rd(p, path))
+/* T's id in the kernel's BTF: the generator lists those of the records it
+ * defines (kernel/kernel_btf.h), a CO-RE relocation finds any other. */
+#ifndef MT_KERNEL_TYPE_ID
+#define MT_KERNEL_TYPE_ID(T) __builtin_btf_type_id(*(T *)0, 1)
+#endif
+#define __mt_ld(p, path, T)                                                                \
+  (MT_DIRECT_LOADS ? ((T *)bpf_rdonly_cast((const void *)(p), MT_KERNEL_TYPE_ID(T)))->path \
+                   : __mt_rd(p, path))
 #define __mt_walk(p, path, T) \
-  (((T *)bpf_rdonly_cast((const void *)(p), __builtin_btf_type_id(*(T *)0, 1)))->path)
+  (((T *)bpf_rdonly_cast((const void *)(p), MT_KERNEL_TYPE_ID(T)))->path)
 #else
 #define __mt_ld(p, path, T) __mt_rd(p, path)
 #define __mt_walk(p, path, T) ((p)->path)

@@ -1124,7 +1124,7 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   if (types) {
     std::string defs = types->definitions();
     if (!defs.empty())
-      head << "\n/* Kernel types: only the members this script names (CO-RE). */\n" + defs;
+      head << "\n/* Kernel types: the members this script names, at their offsets. */\n" + defs;
   }
   for (const auto &b : kBuiltins)
     head << std::string(b.file_scope) + "\n";

@@ -160,13 +160,23 @@ const MemberExpr *arrow_root(const Expr *lvalue) {
   }
 }
 
-// "struct NAME" (or union) when `pointer` points at a named kernel type (the
-// generator marks those preserve_access_index), which bpf_rdonly_cast can
-// cast to; else "".
+// Whether RECORD is one the generator defined from the kernel's BTF
+// (MT_KERNEL_RECORD), or a script's own, relocated by CO-RE.
+bool is_kernel_record(const RecordDecl *record) {
+  if (record->hasAttr<BPFPreserveAccessIndexAttr>())
+    return true;
+  for (const auto *mark : record->specific_attrs<AnnotateAttr>())
+    if (mark->getAnnotation() == MT_KERNEL_RECORD)
+      return true;
+  return false;
+}
+
+// "struct NAME" (or union) when `pointer` points at a named kernel type,
+// which bpf_rdonly_cast can cast to; else "".
 std::string kernel_record_of(const Expr *pointer) {
   QualType pointee = pointer->getType()->getPointeeType();
   const auto *record = pointee.isNull() ? nullptr : pointee->getAsRecordDecl();
-  if (!record || !record->getIdentifier() || !record->hasAttr<BPFPreserveAccessIndexAttr>())
+  if (!record || !record->getIdentifier() || !is_kernel_record(record))
     return "";
   return std::string(record->isUnion() ? "union " : "struct ") + record->getName().str();
 }

@@ -8,7 +8,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 
+#include "bpf_headers/mt_abi.h"
 #include "common/c_tokens.h"
 #include "kernel/libbpf_messages.h"
 
@@ -387,29 +389,55 @@ std::string CTypeEmitter::define_record(int id) {
   std::string full = kind + " " + name;
   record_names_[id] = full;
   forward_.insert(full + ";");
-  std::string body;
-  // Members of anonymous inner records are lifted into this record: CO-RE
-  // finds them by name in the kernel's layout.
-  std::vector<std::pair<int, const struct btf_type *>> stack{{id, t}};
+  // Members of anonymous inner records are lifted into this record, at
+  // their offsets in it.
+  struct Placed {
+    std::string name, declaration;
+    uint32_t offset;
+    int type;
+  };
+  std::vector<Placed> placed;
+  std::vector<std::tuple<const struct btf_type *, uint32_t>> stack{{t, 0}};
   while (!stack.empty()) {
-    auto [rid, rt] = stack.back();
+    auto [rt, base_bits] = stack.back();
     stack.pop_back();
     const struct btf_member *m = btf_members(rt);
     for (int i = 0; i < btf_vlen(rt); i++) {
+      uint32_t bits = base_bits + btf_member_bit_offset(rt, i);
       std::string mname = btf__name_by_offset(btf_, m[i].name_off);
       if (mname.empty()) {
         int inner = skip_modifiers(m[i].type);
         const struct btf_type *it = btf__type_by_id(btf_, inner);
         if (it && btf_is_composite(it))
-          stack.push_back({inner, it});
+          stack.push_back({it, bits});
         continue;
       }
-      if (!used_members_.count(mname) || btf_member_bitfield_size(rt, i))
+      if (!used_members_.count(mname) || btf_member_bitfield_size(rt, i) || bits % 8)
         continue;
-      body += "  " + declare(m[i].type, mname) + ";\n";
+      placed.push_back({mname, declare(m[i].type, mname), bits / 8, int(m[i].type)});
     }
   }
-  definitions_.push_back(full + " {\n" + body + "} __attribute__((preserve_access_index));\n");
+  // The kernel's layout, exactly: each member in a struct of its own that
+  // pads it to its offset (packed where the kernel's is), all of them over
+  // the record's size. No CO-RE relocation is left for libbpf to resolve
+  // at each load (a search of the kernel's types, 1 ms each): the object
+  // is compiled for this kernel, and the asserts check the layout.
+  std::string body = "    __u8 __mt_size[" + std::to_string(t->size) + "];\n", checks;
+  for (size_t i = 0; i < placed.size(); i++) {
+    const Placed &p = placed[i];
+    int align = btf__align_of(btf_, p.type);
+    std::string pad =
+        p.offset ? "__u8 __mt_at_" + std::to_string(i) + "[" + std::to_string(p.offset) + "]; "
+                 : "";
+    body += "    struct { " + pad + p.declaration + "; }" +
+            (align > 0 && p.offset % align == 0 ? "" : " __attribute__((packed))") + ";\n";
+    checks += "_Static_assert(__builtin_offsetof(" + full + ", " + p.name +
+              ") == " + std::to_string(p.offset) + ", \"" + full + " " + p.name + "\");\n";
+  }
+  checks += "_Static_assert(sizeof(" + full + ") == " + std::to_string(t->size) + ", \"" + full +
+            "\");\n";
+  definitions_.push_back(full + " {\n  union {\n" + body +
+                         "  };\n} __attribute__((annotate(MT_KERNEL_RECORD)));\n" + checks);
   return full;
 }
 
@@ -430,6 +458,14 @@ std::string CTypeEmitter::definitions() const {
   // them before the enclosing definition was pushed), so order is right.
   for (const auto &d : definitions_)
     out += d;
+  // Each record's id in the kernel's BTF, for bpf_rdonly_cast
+  // (mt_helpers.h): a CO-RE relocation would make libbpf search for it.
+  if (record_names_.empty())
+    return out;
+  out += "#undef MT_KERNEL_TYPE_ID\n#define MT_KERNEL_TYPE_ID(T) _Generic((T *)0";
+  for (const auto &[id, record] : record_names_)
+    out += ", " + record + " *: " + std::to_string(id);
+  out += ", default: __builtin_btf_type_id(*(T *)0, 1))\n";
   return out;
 }
 

@@ -86,8 +86,8 @@ class KernelBtf {
 };
 
 // Turns BTF types into C declarations. Structs are emitted with only the
-// members whose names the script mentions, marked preserve_access_index so
-// libbpf relocates each access against the running kernel (CO-RE).
+// members whose names the script mentions, each at its offset in this
+// kernel's layout, and marked MT_KERNEL_RECORD (mt_abi.h).
 class CTypeEmitter {
  public:
   CTypeEmitter(const struct btf *btf, std::set<std::string> used_members);
@@ -96,7 +96,8 @@ class CTypeEmitter {
   // Defines the kernel's `struct NAME` (or union), for a script that casts
   // a pointer to it; false if the kernel has no such record.
   bool declare_record(const std::string &kind, const std::string &name);
-  // Definitions of every struct and union declared so far, in dependency order.
+  // Definitions of every struct and union declared so far, in dependency
+  // order, and MT_KERNEL_TYPE_ID(T), each one's id in the kernel's BTF.
   std::string definitions() const;
 
  private:

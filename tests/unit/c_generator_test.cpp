@@ -1,8 +1,10 @@
 // C generation: a declaration and resolved probes in, the BPF C text out.
 #include "codegen/c_generator.h"
 
+#include <bpf/btf.h>
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 
 #include "common/error.h"
@@ -90,8 +92,10 @@ TEST(CGenerator, FindsTheRecordsExpressionsCastTo) {
 }
 
 // A kernel struct a script casts to is defined from the running kernel's
-// BTF with just the members it names, for CO-RE.
-TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamed) {
+// BTF with just the members it names, each at its offset in the kernel's
+// layout, so that libbpf has no CO-RE relocation to search for; the C
+// checks that layout, and names each struct's id for bpf_rdonly_cast.
+TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamedAtTheirOffsets) {
   if (!KernelBtf::get())
     GTEST_SKIP() << "no kernel BTF";
   Declaration d =
@@ -99,13 +103,28 @@ TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamed) {
   struct BtfKernel : testing::FakeKernel {
     const KernelBtf *btf() override { return KernelBtf::get(); }
   } kernel;
-  std::string source = testing::generate_on(d, kernel).source;
-  EXPECT_TRUE(has(source,
-                  "struct io_ring_ctx {\n  struct io_rings *rings;\n} "
-                  "__attribute__((preserve_access_index));"))
-      << source;
-  EXPECT_TRUE(has(source, "struct io_rings {\n  struct io_uring cq;\n}")) << source;
-  EXPECT_TRUE(has(source, "struct io_uring {\n  __u32 head;\n}")) << source;
+  GeneratedProgram p = testing::generate_on(d, kernel);
+  const struct btf *btf = KernelBtf::get()->raw();
+  EXPECT_TRUE(has(p, "struct io_ring_ctx {\n  union {\n    __u8 __mt_size[")) << p.source;
+  // Padded to its offset, which the compiler checks.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      p.source, m,
+      std::regex(R"(struct \{ __u8 __mt_at_\d+\[(\d+)\]; struct io_rings \*rings; \};)")))
+      << p.source;
+  EXPECT_TRUE(has(p, "_Static_assert(__builtin_offsetof(struct io_ring_ctx, rings) == " +
+                         m[1].str() + ", \"struct io_ring_ctx rings\");\n"))
+      << p.source;
+  EXPECT_TRUE(has(p, "} __attribute__((annotate(MT_KERNEL_RECORD)));\n")) << p.source;
+  EXPECT_TRUE(has(p,
+                  "struct io_uring {\n  union {\n    __u8 __mt_size[8];\n"
+                  "    struct { __u32 head; };\n"))
+      << p.source;
+  EXPECT_FALSE(has(p, "preserve_access_index")) << p.source;
+  int ctx_id = btf__find_by_name_kind(btf, "io_ring_ctx", BTF_KIND_STRUCT);
+  EXPECT_TRUE(has(p, "struct io_ring_ctx *: " + std::to_string(ctx_id) + ",")) << p.source;
+  CompileResult r = testing::compile_in_child(p.source, {});
+  EXPECT_TRUE(r.ok) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
 }
 
 // Probes on one tracepoint share one program, which runs each in

@@ -89,6 +89,20 @@ TEST(DerefRewriter, LoadsKernelNumbersThroughACastWhereTheKernelCan) {
             std::string::npos);
 }
 
+// The generator marks the kernel structs it lays out exactly
+// (MT_KERNEL_RECORD) instead of CO-RE's preserve_access_index: loaded
+// directly all the same, cast by the id it lists.
+TEST(DerefRewriter, LoadsThroughStructsMarkedAsTheKernelsToo) {
+  std::string source = kprobe("  s += ((struct rw_marked *)o->in)->z;");
+  source.replace(source.find("#define PASS(x)"), 0,
+                 "struct rw_marked { long z; } __attribute__((annotate(MT_KERNEL_RECORD)));\n"
+                 "#undef MT_KERNEL_TYPE_ID\n"
+                 "#define MT_KERNEL_TYPE_ID(T) _Generic((T *)0, struct rw_marked *: 7)\n");
+  source.replace(source.find("#define MT_PROBE_READ"), 0, "#define MT_DIRECT_LOADS 1\n");
+  auto direct = compile("#define MT_HAVE_RDONLY_CAST 1\n" + source);
+  EXPECT_HAS(direct, "__mt_ld(((struct rw_marked *)__mt_rd(o, in)), z, struct rw_marked)");
+}
+
 TEST(DerefRewriter, KeepsDotPathInOneRead) {
   auto result =
       compile(kprobe("  s += o->val.x;\n  struct rw_inner whole = o->val;\n  s += whole.x;"));
