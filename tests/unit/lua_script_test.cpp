@@ -139,13 +139,17 @@ local filled = c([[
   }
 ]], { test = "args.x > 1", n = 3 })
 assert(filled == "if (args.x > 1) { x = 3; }", filled)
+-- A run of whitespace with a newline, wherever it comes from, is one space.
+assert(c("${a}\n  ${b}", { a = "A  ", b = "  B" }) == "A B")
+assert(c(" \t x  \t y\n", {}) == "x  \t y")
+assert(c("${v};", { v = "p\n\n  q " }) == "p q ;")
 c("y = ${missing};", {})
 )");
   try {
     l.script.declare();
     FAIL() << "a missing name was filled";
   } catch (const Error &e) {
-    EXPECT_STREQ(e.what(), "t.lua:8: C template: no value for ${missing}");
+    EXPECT_STREQ(e.what(), "t.lua:12: C template: no value for ${missing}");
   }
 }
 
