@@ -188,10 +188,14 @@ local function waits_for_pages(req, opcode)
            { is_read = is_read(opcode), req = req, armed = armed_member, armed_type = armed_type,
              IOCB_DIRECT = IOCB_DIRECT })
 end
--- C, where request REQ of opcode OPCODE completes: its local `path`,
--- retried where the request says so (never for direct I/O).
+-- C, where request REQ (its entry r) of opcode OPCODE completes: its
+-- local `path`, retried where the request says so (never for direct I/O).
+-- Read back from the entry rather than kept from the branch: the verifier
+-- then walks what follows once, not once for the constant RETRIED and once
+-- for any path (1,800 of io_uring_complete's 6,000 instructions).
 local function path_at_completion(req, opcode)
-  return c("if (path == ${INLINE} && ${waits}) path = ${RETRIED}; ",
+  return c([[if (path == ${INLINE} && ${waits}) r->path = ${RETRIED};
+             path = *(volatile __u8 *)&r->path; ]],
            { INLINE = INLINE, waits = waits_for_pages(req, opcode), RETRIED = RETRIED })
 end
 -- For the summary: requests by (opcode, path, log-linear latency slot),
