@@ -418,10 +418,13 @@ std::string CTypeEmitter::define_record(int id) {
     }
   }
   // The kernel's layout, exactly: each member in a struct of its own that
-  // pads it to its offset (packed where the kernel's is), all of them over
-  // the record's size. No CO-RE relocation is left for libbpf to resolve
-  // at each load (a search of the kernel's types, 1 ms each): the object
-  // is compiled for this kernel, and the asserts check the layout.
+  // pads it to its offset (packed where the kernel's offset is not aligned
+  // for it), all of them over the record's size in a packed union, and the
+  // record aligned as the kernel's (packed kernel structs, such as struct
+  // bvec_iter, are aligned on 1 and sized to no multiple of their
+  // members'). No CO-RE relocation is left for libbpf to resolve at each
+  // load (a search of the kernel's types, 1 ms each): the object is
+  // compiled for this kernel, and the asserts check the layout.
   std::string body = "    __u8 __mt_size[" + std::to_string(t->size) + "];\n", checks;
   for (size_t i = 0; i < placed.size(); i++) {
     const Placed &p = placed[i];
@@ -436,8 +439,12 @@ std::string CTypeEmitter::define_record(int id) {
   }
   checks += "_Static_assert(sizeof(" + full + ") == " + std::to_string(t->size) + ", \"" + full +
             "\");\n";
-  definitions_.push_back(full + " {\n  union {\n" + body +
-                         "  };\n} __attribute__((annotate(MT_KERNEL_RECORD)));\n" + checks);
+  int record_align = std::max(1, btf__align_of(btf_, id));
+  checks += "_Static_assert(_Alignof(" + full + ") == " + std::to_string(record_align) + ", \"" +
+            full + "\");\n";
+  definitions_.push_back(
+      full + " {\n  union {\n" + body + "  } __attribute__((packed));\n} __attribute__((aligned(" +
+      std::to_string(record_align) + "), annotate(MT_KERNEL_RECORD)));\n" + checks);
   return full;
 }
 

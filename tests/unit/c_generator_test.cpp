@@ -93,18 +93,28 @@ TEST(CGenerator, FindsTheRecordsExpressionsCastTo) {
 
 // A kernel struct a script casts to is defined from the running kernel's
 // BTF with just the members it names, each at its offset in the kernel's
-// layout, so that libbpf has no CO-RE relocation to search for; the C
-// checks that layout, and names each struct's id for bpf_rdonly_cast.
+// layout, packed ones too, so that libbpf has no CO-RE relocation to
+// search for; the C checks that layout, and names each struct's id for
+// bpf_rdonly_cast.
 TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamedAtTheirOffsets) {
   if (!KernelBtf::get())
     GTEST_SKIP() << "no kernel BTF";
+  // And a packed one: struct bvec_iter, 20 bytes with a __u64 first.
   Declaration d =
-      testing::complete_declaration("1", "((struct io_ring_ctx *)args.ctx)->rings->cq.head");
+      testing::complete_declaration("1",
+                                    "((struct io_ring_ctx *)args.ctx)->rings->cq.head + "
+                                    "((struct bvec_iter *)args.ctx)->bi_sector");
   struct BtfKernel : testing::FakeKernel {
     const KernelBtf *btf() override { return KernelBtf::get(); }
   } kernel;
   GeneratedProgram p = testing::generate_on(d, kernel);
   const struct btf *btf = KernelBtf::get()->raw();
+  EXPECT_TRUE(has(p,
+                  "struct bvec_iter {\n  union {\n    __u8 __mt_size[20];\n"
+                  "    struct { __u64 bi_sector; };\n"
+                  "  } __attribute__((packed));\n"
+                  "} __attribute__((aligned(1), annotate(MT_KERNEL_RECORD)));\n"))
+      << p.source;
   EXPECT_TRUE(has(p, "struct io_ring_ctx {\n  union {\n    __u8 __mt_size[")) << p.source;
   // Padded to its offset, which the compiler checks.
   std::smatch m;
@@ -115,7 +125,7 @@ TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamedAtTheirOffsets
   EXPECT_TRUE(has(p, "_Static_assert(__builtin_offsetof(struct io_ring_ctx, rings) == " +
                          m[1].str() + ", \"struct io_ring_ctx rings\");\n"))
       << p.source;
-  EXPECT_TRUE(has(p, "} __attribute__((annotate(MT_KERNEL_RECORD)));\n")) << p.source;
+  EXPECT_TRUE(has(p, "} __attribute__((aligned(8), annotate(MT_KERNEL_RECORD)));\n")) << p.source;
   EXPECT_TRUE(has(p,
                   "struct io_uring {\n  union {\n    __u8 __mt_size[8];\n"
                   "    struct { __u32 head; };\n"))
