@@ -7,12 +7,14 @@
  * iterator (the kfuncs bpf_iter_num_*, 6.4 and later), the verifier checks
  * the body until what it knows at the top stops changing, usually twice.
  *
- *   __u32 i;
  *   mt_for(i, 0, 8) { ... }
  *
- * runs the body with i = 0 .. 7 (i declared by the caller, start and end
- * ints, plain values); break, continue and return work as in a for loop.
- * Without the iterator it is that for loop. */
+ * runs the body with i, an int of the loop's own, = 0 .. 7; break,
+ * continue and return work as in a for loop, and what the body does to i
+ * changes no step. start and end are ints, plain values (evaluated more
+ * than once; a kernel read goes into a local first), at most 8,388,608
+ * steps apart: the iterator runs no step of a wider range. Without the
+ * iterator it is a for loop over a counter of its own. */
 #ifndef MT_LOOPS_H
 #define MT_LOOPS_H
 
@@ -47,20 +49,23 @@ __attribute__((noinline, used)) long mt_list_iter_num(struct bpf_iter_num *it) {
 #endif
 
 /* The iterator is destroyed however the loop is left (the cleanup
- * attribute). The value it gives is checked against the bounds again, so
- * that the verifier knows its range. Naming the destructor once more makes
- * clang describe it in BTF, which libbpf needs to find it; a cleanup
- * attribute alone does not. start and end are evaluated more than once. */
-#define mt_for(i, start, end)                                                                     \
-  for (struct bpf_iter_num __mt_iter __attribute__((cleanup(bpf_iter_num_destroy))),              \
-       *__mt_started __attribute__((unused)) =                                                    \
-           (bpf_iter_num_new(&__mt_iter, (start), (end)), (void)bpf_iter_num_destroy, (void *)0); \
-       ({                                                                                         \
-         int *__mt_step = bpf_iter_num_next(&__mt_iter);                                          \
-         __mt_step &&*__mt_step >= (start) && *__mt_step < (end) && ((i) = *__mt_step, 1);        \
-       });)
+ * attribute); the outer loop runs once, to declare i. The value the
+ * iterator gives is checked against the bounds again, so that the verifier
+ * knows its range. Naming the destructor once more makes clang describe it
+ * in BTF, which libbpf needs to find it; a cleanup attribute alone does
+ * not. */
+#define mt_for(i, start, end)                                                                   \
+  for (int i = 0, __mt_once = 1; __mt_once; __mt_once = 0)                                      \
+    for (struct bpf_iter_num __mt_iter __attribute__((cleanup(bpf_iter_num_destroy))),          \
+         *__mt_started __attribute__((unused)) = (bpf_iter_num_new(&__mt_iter, (start), (end)), \
+                                                  (void)bpf_iter_num_destroy, (void *)0);       \
+         ({                                                                                     \
+           int *__mt_step = bpf_iter_num_next(&__mt_iter);                                      \
+           __mt_step &&*__mt_step >= (start) && *__mt_step < (end) && ((i) = *__mt_step, 1);    \
+         });)
 #else
-#define mt_for(i, start, end) for ((i) = (start); (i) < (end); (i)++)
+#define mt_for(i, start, end) \
+  for (int __mt_step = (start), i; __mt_step < (end) && ((i) = __mt_step, 1); __mt_step++)
 #endif
 
 #endif

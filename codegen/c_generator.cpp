@@ -1107,8 +1107,11 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // Reads of kernel numbers through struct pointers load directly (mt_helpers.h).
   if (in.btf && in.btf->with_function("bpf_rdonly_cast"))
     head << "#define MT_HAVE_RDONLY_CAST 1\n";
-  // mt_for loops on the kernel's number iterator (mt_loops.h).
-  if (in.btf && in.btf->with_function("bpf_iter_num_new"))
+  // mt_for loops on the kernel's number iterator (mt_loops.h) where its
+  // verifier checks them soundly: from 6.7, which also brought the task
+  // iterator (6.4 to 6.6 accepted some unsafe iterator loops).
+  if (in.btf && in.btf->with_function("bpf_iter_num_new") &&
+      in.btf->with_function("bpf_iter_task_new"))
     head << "#define MT_HAVE_ITER_NUM 1\n";
   if (private_stacks(in.btf, decl))
     head << "#define MT_GLOBAL_FLUSH 1\n";

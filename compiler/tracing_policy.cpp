@@ -30,12 +30,14 @@ bool tracing_section(const std::string &name) {
   return false;
 }
 
-// Kernel functions a script may call: they retype a pointer for reading
-// or count a loop's steps, nothing else.
-bool tracing_kfunc(const std::string &name) {
-  static const std::set<std::string> allowed = {"bpf_rdonly_cast", "bpf_iter_num_new",
-                                                "bpf_iter_num_next", "bpf_iter_num_destroy"};
-  return allowed.count(name) != 0;
+// Kernel functions a script may call: bpf_rdonly_cast retypes a pointer
+// for reading; the number iterator's count mt_for's steps, where the
+// generator found a kernel that verifies them soundly (MT_HAVE_ITER_NUM:
+// 6.4 to 6.6 accepted some unsafe iterator loops).
+bool tracing_kfunc(const std::string &name, bool iterators) {
+  static const std::set<std::string> iterator = {"bpf_iter_num_new", "bpf_iter_num_next",
+                                                 "bpf_iter_num_destroy"};
+  return name == "bpf_rdonly_cast" || (iterators && iterator.count(name));
 }
 
 // Each program's section as the generated C gives it: SEC("S") int NAME(.
@@ -81,6 +83,7 @@ class Checker {
     for (const auto &p : generated.probes)
       engine_programs_.insert(p.attached_program);
     sections_ = sections_in(generated.source);
+    iterators_ = generated.source.find("#define MT_HAVE_ITER_NUM 1\n") != std::string::npos;
     // The engine's own programs in its headers, named by macros of its ABI
     // (#define MT_FLUSH_STAGE mt_flush_stage).
     for (const auto &header : kBpfHeaders)
@@ -127,7 +130,7 @@ class Checker {
           // Only retype a pointer for plain loads, which the verifier
           // guards (the engine's reads of kernel numbers), or count a
           // loop's steps (mt_for).
-          if (tracing_kfunc(call.symbol))
+          if (tracing_kfunc(call.symbol, iterators_))
             break;
           refuse(
               (call.symbol.empty() ? "a call of kernel function BTF id " + std::to_string(call.id)
@@ -209,6 +212,7 @@ class Checker {
   const GeneratedProgram &generated_;
   const Declaration &decl_;
   std::set<std::string> engine_programs_;
+  bool iterators_ = false;                       // the C uses the kernel's number iterator
   std::map<std::string, std::string> sections_;  // program -> section, from the C
   std::optional<BtfLineInfo> line_info_;
   std::string probe_label_;

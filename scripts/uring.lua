@@ -750,7 +750,7 @@ local function time_reaping(S)
     __u32 __slot = ${S}->slot, __done = (__u32)${S}->completed,
       __from = reaped > ${span} ? cq_head - ${span} : ${S}->cq_head;
     __from = (__from + ${every_less_1}) / ${EVERY} * ${EVERY};
-    __u32 __i; mt_for(__i, 0, ${KEPT}) { __u32 __idx = __from + __i * ${EVERY};
+    mt_for(__i, 0, ${KEPT}) { __u32 __idx = __from + __i * ${EVERY};
       if ((__s32)(__idx - cq_head) >= 0) break; if (__done - __idx - 1 >= ${span}) continue;
       __u64 *__at = map_ptr(completion_times, __slot * ${KEPT} + __idx / ${EVERY} % ${KEPT});
       if (!__at || !*__at || *__at > nsecs) continue;

@@ -12,8 +12,8 @@ probe("tracepoint:syscalls:sys_enter_io_uring_enter",
 local sums = map{ name = "sums", key = "u64", value = "u64" }
 probe("tracepoint:io_uring:io_uring_complete", {
   action = [[
-    __u32 i; __u64 s = 0;
-    mt_for(i, 0, 10) { if (i == 7) break; if (i % 2) continue; s += i; }
+    __u64 s = 0;
+    mt_for(i, 0, 10) { if (i == 7) break; if (i % 2) continue; s += i; i = 100; }
     map_add(sums, s, 1);
   ]],
 })
