@@ -5,6 +5,7 @@
 #include <elf.h>
 
 #include <array>
+#include <set>
 
 #include "common/error.h"
 #include "compiler/bpf_elf.h"
@@ -46,19 +47,21 @@ std::vector<BtfLookup> kernel_btf_lookups(std::string_view object) {
 
 void find_in_one_pass(const struct btf *btf, std::vector<BtfLookup> &lookups) {
   // Most types are passed over on their kind, most of the rest on their
-  // name's first character.
+  // name's first character. The pass ends once each name is found, in
+  // either kind asked for it (an extern is looked up as both).
   uint32_t kinds = 0;
   std::array<bool, 256> first_characters{};
+  std::set<std::string> names_left;
   for (BtfLookup &lookup : lookups) {
     lookup.id = 0;
     if (lookup.kind < 32 && !lookup.name.empty()) {
       kinds |= 1u << lookup.kind;
       first_characters[static_cast<unsigned char>(lookup.name[0])] = true;
+      names_left.insert(lookup.name);
     }
   }
-  size_t left = lookups.size();
   uint32_t count = btf__type_cnt(btf);
-  for (uint32_t id = 1; id < count && left > 0; id++) {
+  for (uint32_t id = 1; id < count && !names_left.empty(); id++) {
     const struct btf_type *type = btf__type_by_id(btf, id);
     uint32_t kind = btf_kind(type);
     if (!(kinds >> kind & 1))
@@ -69,7 +72,7 @@ void find_in_one_pass(const struct btf *btf, std::vector<BtfLookup> &lookups) {
     for (BtfLookup &lookup : lookups)
       if (lookup.id == 0 && lookup.kind == kind && lookup.name == name) {
         lookup.id = static_cast<int32_t>(id);
-        left--;
+        names_left.erase(lookup.name);
       }
   }
 }

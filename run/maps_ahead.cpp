@@ -81,8 +81,12 @@ MapsAhead::MapsAhead(std::string key, Fetch fetch, bool filter_targets, bool mar
           std::jthread btf;
           if (needs_kernel_btf(bytes)) {
             try {
-              btf =
-                  std::jthread([bytes, state] { parse_kernel_btf_ahead(bytes, state->cancelled); });
+              btf = std::jthread([bytes, state] {
+                try {
+                  parse_kernel_btf_ahead(bytes, state->cancelled);
+                } catch (...) {  // only a guess: the load parses its own
+                }
+              });
             } catch (const std::system_error &) {  // no thread: parsed here
               parse_kernel_btf_ahead(bytes, state->cancelled);
             }
