@@ -68,6 +68,12 @@ std::optional<std::string> FrontEndCache::identity(const IdentityFiles &files) {
   uname(&uts);
   w.str(uts.release).str(uts.version);
   w.num(stat(files.kernel_btf.c_str(), &st) == 0 ? st.st_size : -1);
+  // And its build id, among the ELF notes it was linked with: the C keeps
+  // kernel structs at their offsets in that very build.
+  auto notes = lines_of(files.kernel_notes);
+  if (!notes)
+    return std::nullopt;
+  w.strs(*notes);
   auto modules = lines_of(files.modules);
   if (!modules)
     return std::nullopt;

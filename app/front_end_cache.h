@@ -28,7 +28,8 @@ struct IdentityFiles {
   std::string engine = "/proc/self/exe";
   std::string kernel_btf = "/sys/kernel/btf/vmlinux";
   std::string modules = "/proc/modules";
-  std::string status = "/proc/self/status";  // its effective capabilities
+  std::string status = "/proc/self/status";        // its effective capabilities
+  std::string kernel_notes = "/sys/kernel/notes";  // the kernel's build id
 };
 
 class FrontEndCache {

@@ -35,8 +35,8 @@ class ObjectCache {
   // another build's).
   static std::string key_for(const std::string &c_source, const CompileOptions &options = {},
                              const std::string &compiler = compiler_sources_digest());
-  // The same without the kernel: a package's objects, which are CO-RE and
-  // were compiled from C generated for the kernel they are run on.
+  // The same without the kernel: a package's objects, compiled from C
+  // generated for the kernel they are run on (its structs' offsets in it).
   static std::string portable_key_for(const std::string &c_source,
                                       const CompileOptions &options = {});
   // The digest of the compiler library's sources this build was made from

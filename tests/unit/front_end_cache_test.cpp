@@ -23,7 +23,9 @@ class FrontEndCacheTest : public ::testing::Test {
     write("engine", "engine build 1");
     write("btf", "kernel build 1");
     write("modules", "ext4 1234 0 - Live 0x0\nloop 42 0 - Live 0x0\n");
+    write("notes", "build id 1");
     files_ = {dir_.file("engine"), dir_.file("btf"), dir_.file("modules")};
+    files_.kernel_notes = dir_.file("notes");
     decl_.script_path = "t.lua";
     decl_.probes.resize(2);
     decl_.probes[0].alternatives = {"tracepoint:syscalls:sys_enter_getppid"};
@@ -77,6 +79,7 @@ TEST_F(FrontEndCacheTest, AnotherDeclarationEngineOrKernelFindsNothing) {
   EXPECT_EQ(cache().answers().size(), 1u);
   for (auto [file, text] : {std::pair{"engine", "engine build 22"},
                             {"btf", "kernel build 22"},
+                            {"notes", "build id 22"},
                             {"modules", "ext4 1 0 - Live 0x0\nloop 42 0 - Live 0x0\nxfs 9 0\n"}}) {
     store();
     write(file, text);
