@@ -22,7 +22,7 @@ namespace mt {
 namespace {
 
 constexpr const char *kAnswersFormat = "kernel answers 1";
-constexpr const char *kGeneratedFormat = "generated program 1";
+constexpr const char *kGeneratedFormat = "generated program 2";
 constexpr const char *kObjectExpectedFormat = "object expected 1 ";
 
 std::vector<char> bytes_of(const std::string &text) {
@@ -159,10 +159,10 @@ std::string FrontEndCache::encode(const Generated &generated) {
   // written here, and read in decode().
   const auto &[program, user, notes] = generated;
   const auto &[source, probes, params_struct, follow_program, flush_program, naming_programs,
-               announces_processes, built_expressions] = program;
+               announces_processes, uses_number_iterator, built_expressions] = program;
   FieldWriter w;
   w.str(source).str(params_struct).str(follow_program).str(flush_program);
-  w.strs(naming_programs).num(announces_processes);
+  w.strs(naming_programs).num(announces_processes).num(uses_number_iterator);
   w.num(static_cast<int64_t>(built_expressions.size()));
   for (const auto &[at, text] : built_expressions)
     w.str(at.first).num(at.second).str(text);
@@ -189,6 +189,7 @@ FrontEndCache::Generated FrontEndCache::decode(const std::string &bytes) {
   g.flush_program = r.str();
   g.naming_programs = r.strs();
   g.announces_processes = r.num() != 0;
+  g.uses_number_iterator = r.num() != 0;
   for (int64_t n = r.num(); n > 0; n--) {
     std::string file = r.str();
     int line = static_cast<int>(r.num());

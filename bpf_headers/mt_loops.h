@@ -11,10 +11,11 @@
  *
  * runs the body with i, an int of the loop's own, = 0 .. 7; break,
  * continue and return work as in a for loop, and what the body does to i
- * changes no step. start and end are ints, plain values (evaluated more
- * than once; a kernel read goes into a local first), at most 8,388,608
- * steps apart: the iterator runs no step of a wider range. Without the
- * iterator it is a for loop over a counter of its own. */
+ * changes no step. start and end are ints, read once before the first
+ * step (a kernel read in them is not rewritten: read it into a local
+ * first), at most 8,388,608 steps apart: the iterator runs no step of a
+ * wider range. Without the iterator it is a for loop over a counter of its
+ * own. */
 #ifndef MT_LOOPS_H
 #define MT_LOOPS_H
 
@@ -48,24 +49,27 @@ __attribute__((noinline, used)) long mt_list_iter_num(struct bpf_iter_num *it) {
 }
 #endif
 
-/* The iterator is destroyed however the loop is left (the cleanup
- * attribute); the outer loop runs once, to declare i. The value the
- * iterator gives is checked against the bounds again, so that the verifier
- * knows its range. Naming the destructor once more makes clang describe it
- * in BTF, which libbpf needs to find it; a cleanup attribute alone does
- * not. */
-#define mt_for(i, start, end)                                                                   \
-  for (int i = 0, __mt_once = 1; __mt_once; __mt_once = 0)                                      \
-    for (struct bpf_iter_num __mt_iter __attribute__((cleanup(bpf_iter_num_destroy))),          \
-         *__mt_started __attribute__((unused)) = (bpf_iter_num_new(&__mt_iter, (start), (end)), \
-                                                  (void)bpf_iter_num_destroy, (void *)0);       \
-         ({                                                                                     \
-           int *__mt_step = bpf_iter_num_next(&__mt_iter);                                      \
-           __mt_step &&*__mt_step >= (start) && *__mt_step < (end) && ((i) = *__mt_step, 1);    \
+/* The bounds are read once, before i is declared: what the body does to
+ * them changes no step either. The iterator is destroyed however the loop
+ * is left (the cleanup attribute); the outer loop runs once, to declare
+ * the bounds and i. The value the iterator gives is checked against the
+ * bounds again, so that the verifier knows its range. Naming the
+ * destructor once more makes clang describe it in BTF, which libbpf needs
+ * to find it; a cleanup attribute alone does not. */
+#define mt_for(i, start, end)                                                                    \
+  for (int __mt_from = (start), __mt_to = (end), i = 0, __mt_once = 1; __mt_once; __mt_once = 0) \
+    for (struct bpf_iter_num __mt_iter __attribute__((cleanup(bpf_iter_num_destroy))),           \
+         *__mt_started                                                                           \
+         __attribute__((unused)) = (bpf_iter_num_new(&__mt_iter, __mt_from, __mt_to),            \
+                                    (void)bpf_iter_num_destroy, (void *)0);                      \
+         ({                                                                                      \
+           int *__mt_step = bpf_iter_num_next(&__mt_iter);                                       \
+           __mt_step &&*__mt_step >= __mt_from &&*__mt_step < __mt_to && ((i) = *__mt_step, 1);  \
          });)
 #else
-#define mt_for(i, start, end) \
-  for (int __mt_step = (start), i; __mt_step < (end) && ((i) = __mt_step, 1); __mt_step++)
+#define mt_for(i, start, end)                                                                    \
+  for (int __mt_step = (start), __mt_to = (end), i; __mt_step < __mt_to && ((i) = __mt_step, 1); \
+       __mt_step++)
 #endif
 
 #endif

@@ -1110,8 +1110,9 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   // mt_for loops on the kernel's number iterator (mt_loops.h) where its
   // verifier checks them soundly: from 6.7, which also brought the task
   // iterator (6.4 to 6.6 accepted some unsafe iterator loops).
-  if (in.btf && in.btf->with_function("bpf_iter_num_new") &&
-      in.btf->with_function("bpf_iter_task_new"))
+  program.uses_number_iterator = in.btf && in.btf->with_function("bpf_iter_num_new") &&
+                                 in.btf->with_function("bpf_iter_task_new");
+  if (program.uses_number_iterator)
     head << "#define MT_HAVE_ITER_NUM 1\n";
   if (private_stacks(in.btf, decl))
     head << "#define MT_GLOBAL_FLUSH 1\n";

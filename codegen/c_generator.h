@@ -48,6 +48,9 @@ struct GeneratedProgram {
   // A user stack sends its process's first one as a thread's name, so that
   // the run reads the process's mappings while it still runs.
   bool announces_processes = false;
+  // The C runs mt_for on the kernel's number iterator (MT_HAVE_ITER_NUM):
+  // only then may a script's C call its kfuncs (compiler/tracing_policy.h).
+  bool uses_number_iterator = false;
   // Expressions the script built at run time ("pid > " .. n), so not found
   // in its text, by (file, line) of the call: Clang's column for them
   // counts in the expression, not in the script's line.

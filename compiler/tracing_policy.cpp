@@ -32,8 +32,9 @@ bool tracing_section(const std::string &name) {
 
 // Kernel functions a script may call: bpf_rdonly_cast retypes a pointer
 // for reading; the number iterator's count mt_for's steps, where the
-// generator found a kernel that verifies them soundly (MT_HAVE_ITER_NUM:
-// 6.4 to 6.6 accepted some unsafe iterator loops).
+// generator found a kernel that verifies them soundly and set the C up for
+// them (uses_number_iterator, never read from the C, which holds the
+// script's text: 6.4 to 6.6 accepted some unsafe iterator loops).
 bool tracing_kfunc(const std::string &name, bool iterators) {
   static const std::set<std::string> iterator = {"bpf_iter_num_new", "bpf_iter_num_next",
                                                  "bpf_iter_num_destroy"};
@@ -83,7 +84,7 @@ class Checker {
     for (const auto &p : generated.probes)
       engine_programs_.insert(p.attached_program);
     sections_ = sections_in(generated.source);
-    iterators_ = generated.source.find("#define MT_HAVE_ITER_NUM 1\n") != std::string::npos;
+    iterators_ = generated.uses_number_iterator;
     // The engine's own programs in its headers, named by macros of its ABI
     // (#define MT_FLUSH_STAGE mt_flush_stage).
     for (const auto &header : kBpfHeaders)

@@ -109,7 +109,7 @@ TEST_F(E2eSplitCompile, ALoopOnlyTheSecondPartMakesLinks) {
         in_parts));
     ASSERT_EQ(r.exit_code, 0) << r;
     EXPECT_EQ(contains(r.err, "compiled in two parts at once"), in_parts) << r;
-    EXPECT_EQ(values_of(r.out, "sum"), std::vector<uint64_t>{12}) << r;  // 0 + 2 + 4 + 6
+    EXPECT_EQ(values_of(r.out, "sum"), std::vector<uint64_t>{12}) << r;  // 0 + 2 + 4 + 6, to 7
     EXPECT_EQ(values_of(r.out, "entered").size(), 1u) << r;
   }
 }

@@ -1,7 +1,8 @@
 -- A big program that does not loop and a small one with an mt_for loop
 -- (bpf_headers/mt_loops.h): compiled in two parts, the big one is in the
 -- first, and only the second calls the kernel's number iterator, where
--- the kernel has one.
+-- the kernel has one. What the body does to i and to the bound changes no
+-- step.
 local fields = {}
 for i = 1, 40 do
   fields["f" .. i] = "args.to_submit + " .. i
@@ -12,8 +13,8 @@ probe("tracepoint:syscalls:sys_enter_io_uring_enter",
 local sums = map{ name = "sums", key = "u64", value = "u64" }
 probe("tracepoint:io_uring:io_uring_complete", {
   action = [[
-    __u64 s = 0;
-    mt_for(i, 0, 10) { if (i == 7) break; if (i % 2) continue; s += i; i = 100; }
+    __u64 s = 0; int to = 10;
+    mt_for(i, 0, to) { to = 3; if (i == 7) break; if (i % 2) continue; s += i; i = 100; }
     map_add(sums, s, 1);
   ]],
 })
