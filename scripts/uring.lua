@@ -192,7 +192,9 @@ end
 -- local `path`, retried where the request says so (never for direct I/O).
 -- Read back from the entry rather than kept from the branch: the verifier
 -- then walks what follows once, not once for the constant RETRIED and once
--- for any path (1,800 of io_uring_complete's 6,000 instructions).
+-- for any path (1,800 of io_uring_complete's 6,000 instructions). The
+-- entry must still be the request's (keep set): a new request may take it
+-- once it is freed.
 local function path_at_completion(req, opcode)
   return c([[if (path == ${INLINE} && ${waits}) r->path = ${RETRIED};
              path = *(volatile __u8 *)&r->path; ]],
@@ -530,8 +532,8 @@ probe(complete_at, {
     ${count_completion}${last_completion}if ((${cflags} & ${MORE}) || !args.req) {
       ring->aux += 1; return 0; }
     __auto_type r = ${entry}; if (!r) return 0;
-    __u8 keep = r->keep, path = r->path, r_opcode = r->opcode; r->keep = 0;
-    ${path_at_completion}${count_latency}
+    __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
+    ${path_at_completion}${count_latency}r->keep = 0;
     if (${multishot}) map_del(by_user_data, ${key});
     if (ring->near) map_del(near_overflow, ${near_key});
     if (keep != 1) return 0; ${first_in_stint}]],
@@ -578,8 +580,8 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
       req = map_get(near_overflow, ${key});
       if (!req) req = map_get(by_user_data, ${multishot_key});
       __auto_type r = req ? ${entry} : NULL; if (r) {
-        __u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1; r->keep = 0;
-        ${path_at_completion}${count_latency}
+        __u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1;
+        ${path_at_completion}${count_latency}r->keep = 0;
         map_del(near_overflow, ${key});
         map_del(by_user_data, ${multishot_key}); } } }]],
     { ring = ring_of("args.ctx"), OVERFLOWS = OVERFLOWS, not_counted_yet = not_counted_yet,
