@@ -5,33 +5,41 @@
 #include <cstring>
 #include <regex>
 #include <string_view>
+#include <tuple>
 
 namespace mt {
 
-namespace {
-
-size_t line_start(const std::string &source, int line) {
-  size_t pos = 0;
-  for (int l = 1; l < line && pos != std::string::npos; l++) {
-    pos = source.find('\n', pos);
-    if (pos != std::string::npos)
-      pos++;
-  }
-  return pos;
+LineIndex::LineIndex(std::string_view text) : starts_{0}, size_(text.size()) {
+  for (const char *at = text.data(), *end = at + text.size();
+       (at = static_cast<const char *>(std::memchr(at, '\n', end - at))); at++)
+    starts_.push_back(at + 1 - text.data());
 }
 
-}  // namespace
+size_t LineIndex::start_of(int line) const {
+  return line >= 1 && size_t(line) <= starts_.size() ? starts_[line - 1] : size_;
+}
 
-ScriptLocation locate_expression(const std::string &source, const std::string &expr,
-                                 ScriptLocation near) {
+std::pair<int, int> LineIndex::line_and_column(size_t offset) const {
+  size_t line = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin();
+  return {int(line), int(offset - starts_[line - 1]) + 1};
+}
+
+ScriptLocation locate_expression(const std::string &source, const LineIndex &lines,
+                                 const std::string &expr, ScriptLocation near) {
   if (expr.empty() || near.line <= 0)
     return near;
   // Where EXPR stands quoted, starting in [FROM, UNTIL).
   auto quoted_at = [&](size_t from, size_t until) {
-    std::string_view text = std::string_view(source).substr(
-        0, until == std::string::npos ? until : until + expr.size() - 1);
-    for (size_t pos = text.find(expr, from); pos != std::string::npos;
-         pos = text.find(expr, pos + 1)) {
+    size_t end = until == std::string::npos ? source.size()
+                                            : std::min(source.size(), until + expr.size() - 1);
+    // memmem: glibc's skips ahead where find() stops at every first byte.
+    auto find = [&](size_t at) -> size_t {
+      if (at > end)
+        return std::string::npos;
+      const void *hit = memmem(source.data() + at, end - at, expr.data(), expr.size());
+      return hit ? static_cast<const char *>(hit) - source.data() : std::string::npos;
+    };
+    for (size_t pos = find(from); pos != std::string::npos; pos = find(pos + 1)) {
       char before = pos > 0 ? source[pos - 1] : 0;
       // Lua drops the newline that follows a long bracket's opening: [[\n
       if (before == '\n' && pos > 1 && source[pos - 2] == '[')
@@ -46,27 +54,20 @@ ScriptLocation locate_expression(const std::string &source, const std::string &e
   // A call spanning lines is reported at its first line: search from there,
   // then above it for expressions built elsewhere in the script (most are
   // found nowhere: the text is searched once).
-  size_t start = std::min(line_start(source, near.line), source.size());
+  size_t start = lines.start_of(near.line);
   size_t best = quoted_at(start, std::string::npos);
   if (best == std::string::npos)
     best = quoted_at(0, start);
   if (best == std::string::npos)
     return near;
-  // Counted with memchr: a warm start of uring locates hundreds of these.
   ScriptLocation found = near;
-  found.line = 1;
-  const char *text = source.data(), *end = text + best, *line = text;
-  while (const char *newline = static_cast<const char *>(std::memchr(line, '\n', end - line))) {
-    found.line++;
-    line = newline + 1;
-  }
-  found.column = static_cast<int>(end - line) + 1;
+  std::tie(found.line, found.column) = lines.line_and_column(best);
   return found;
 }
 
 std::string source_line(const std::string &source, int line) {
-  size_t start = line_start(source, line);
-  if (start == std::string::npos || start >= source.size())
+  size_t start = LineIndex(source).start_of(line);
+  if (start >= source.size())
     return "";
   size_t end = source.find('\n', start);
   return source.substr(start, end == std::string::npos ? std::string::npos : end - start);

@@ -91,7 +91,11 @@ ScriptSource load_script_source(const std::string &name) {
 
 LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptArgs &args,
                      Output &output)
-    : L_(new_sandboxed_state(sandbox)), source_(std::move(source)), args_(&args), output_(output) {
+    : L_(new_sandboxed_state(sandbox)),
+      source_(std::move(source)),
+      source_lines_(source_.text),
+      args_(&args),
+      output_(output) {
   decl_.script_path = source_.path;
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);

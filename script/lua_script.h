@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/source_locator.h"
 #include "common/declaration.h"
 #include "script/kernel_answers.h"
 #include "script/lua_sandbox.h"
@@ -106,6 +107,7 @@ class LuaScript {
 
   lua_State *L_;
   ScriptSource source_;
+  LineIndex source_lines_;  // of source_.text
   ScriptArgs *args_;        // the options of the script whose top level runs
   size_t first_param_ = 0;  // the first of its parameters in decl_.params
   Output &output_;
