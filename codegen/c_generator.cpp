@@ -714,7 +714,7 @@ class ProbeWriter {
     write_struct(name + "_key", rp, agg.keys, header);
     bool counter = agg.kind == AggKind::Count || is_histogram(agg.kind);
     out_ << map_definition(name, "BPF_MAP_TYPE_PERCPU_HASH", agg.size, "struct " + name + "_key",
-                           counter ? "__u64" : "struct mt_stats");
+                           counter ? "__u64" : "struct mt_stats", "MT_HASH_FLAGS");
   }
 
   void write_aggregation_update(const AggregationDecl &agg, const ProbeDecl &probe,
@@ -938,8 +938,10 @@ void write_script_map(const MapDecl &m, Emitter &out) {
     write_struct(MT_MAP_VALUE_TYPE_SUFFIX, m.value_fields, "");
   out << comment("map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) +
                  ")");
+  bool hash = m.kind == MapKind::Hash || m.kind == MapKind::PercpuHash;
   out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
-             ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n  __type(key, ";
+             ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n" +
+             (hash ? "  __uint(map_flags, MT_HASH_FLAGS);\n" : "") + "  __type(key, ";
   if (m.key_fields.empty())
     out.expression(typed(m.key_type));
   else
@@ -1116,6 +1118,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     head << "#define MT_HAVE_ITER_NUM 1\n";
   if (private_stacks(in.btf, decl))
     head << "#define MT_GLOBAL_FLUSH 1\n";
+  // Hash maps allocate entries on insert where tracing programs may use
+  // such maps: from 6.1, whose hash maps allocate with bpf_mem_alloc.
+  if (in.btf && in.btf->has_member("struct", "bpf_htab", "pcpu_ma"))
+    head << "#define MT_HASH_FLAGS BPF_F_NO_PREALLOC\n";
   if (std::any_of(decl.probes.begin(), decl.probes.end(),
                   [](const ProbeDecl &p) { return draws_flow(p); }))
     head << "#define MT_FLOWS 1\n";

@@ -230,6 +230,33 @@ TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
   EXPECT_FALSE(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH"));
 }
 
+// Hash maps allocate their entries on insert where the kernel's hash maps
+// do so with bpf_mem_alloc, which tracing programs may use (6.1 on): they
+// are made at start in half the time. Preallocated elsewhere.
+TEST(CGenerator, HashMapsAllocateOnInsertWhereTheKernelAllowsIt) {
+  Declaration d = testing::complete_declaration("1", "args.res");
+  MapDecl m;
+  m.name = "seen";
+  m.kind = MapKind::Hash;
+  m.key_type.text = "u32";
+  m.value_type.text = "u64";
+  m.size = 1024;
+  d.maps.push_back(m);
+  testing::FakeKernel without_btf;
+  GeneratedProgram p = testing::generate_on(d, without_btf);
+  EXPECT_FALSE(has(p, "#define MT_HASH_FLAGS"));
+  EXPECT_TRUE(has(p, "  __uint(max_entries, 1024);\n  __uint(map_flags, MT_HASH_FLAGS);\n"))
+      << p.source;
+  const KernelBtf *btf = KernelBtf::get();
+  if (!btf)
+    GTEST_SKIP() << "no kernel BTF";
+  struct BtfKernel : testing::FakeKernel {
+    const KernelBtf *btf() override { return KernelBtf::get(); }
+  } kernel;
+  EXPECT_EQ(has(testing::generate_on(d, kernel), "#define MT_HASH_FLAGS BPF_F_NO_PREALLOC\n"),
+            btf->has_member("struct", "bpf_htab", "pcpu_ma"));
+}
+
 TEST(ProbeResolver, SuggestsNearestNames) {
   Declaration d = testing::complete_declaration("1", "1");
   d.probes[0].alternatives = {"tracepoint:io_uring:io_uring_compleet"};
