@@ -144,43 +144,46 @@ struct {
  * record is written, and the record whole before `len` grows. */
 #define mt_barrier() asm volatile("" ::: "memory")
 
-/* Hands what is staged to this CPU's ring: false when the ring is full
- * (it stays staged, to go with the next flush). Waking the reader for every
+/* Where the kernel gives tracing programs private stacks (6.13, x86-64;
+ * MT_GLOBAL_FLUSH), the staging below is done in global functions, which
+ * the verifier walks once per program instead of once per path that
+ * reaches a record: uring's programs take 19,700 instructions to verify
+ * instead of 23,400 with only the flush a global function. Before that,
+ * their frames would count against the caller's 512 bytes of stack, and
+ * refuse probes whose keys Clang accepts (load_failure.cpp): they are
+ * inlined. Their pointers may be null to the verifier. */
+#if MT_GLOBAL_FLUSH
+#define MT_STAGING MT_SHARED __attribute__((noinline)) int
+#else
+#define MT_STAGING static __always_inline int
+#endif
+
+/* Hands what is staged to this CPU's ring: 0 when the ring is full (it
+ * stays staged, to go with the next flush). Waking the reader for every
  * batch costs the traced program more than the batch: it is woken only
  * once the ring is an eighth full; otherwise it finds the records when it
- * next polls (every few milliseconds).
- * Where the kernel gives tracing programs private stacks (6.13, x86-64;
- * MT_GLOBAL_FLUSH), it is a global function, which the verifier walks once
- * per program instead of once per path that reaches a flush: uring's
- * programs take a tenth fewer instructions to verify. Before that, its
- * frame (32 bytes) would count against its caller's 512 bytes of stack,
- * and refuse probes whose keys Clang accepts (load_failure.cpp). Its
- * pointer may be null to the verifier. */
-#if MT_GLOBAL_FLUSH
-MT_SHARED __attribute__((noinline)) int mt_flush(struct mt_stage *st, __u32 level) {
+ * next polls (every few milliseconds). */
+MT_STAGING mt_flush(struct mt_stage *st, __u32 level) {
   if (!st)
     return 0;
-#else
-static __always_inline bool mt_flush(struct mt_stage *st, __u32 level) {
-#endif
   __u32 len = st->len;
   if (!len)
-    return true;
+    return 1;
   if (len > MT_STAGE_BYTES)
-    return false;
+    return 0;
   __u32 cpu = bpf_get_smp_processor_id();
   void *ring = bpf_map_lookup_elem(&mt_rings, &cpu);
   if (!ring)
-    return false;
+    return 0;
   __u64 wake = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */) > mt_wake_bytes
                    ? 2 /* BPF_RB_FORCE_WAKEUP */
                    : 1 /* BPF_RB_NO_WAKEUP */;
   if (bpf_ringbuf_output(ring, st->data, len, wake))
-    return false;
+    return 0;
   st->len = 0;
   if (level == 0) {
     /* Nothing staged any more, unless stage 1 kept what it could not hand
-     * over (mt_submit): the reader is still to come for that. */
+     * over (mt_stage_commit): the reader is still to come for that. */
     __u32 one = 1;
     struct mt_stage *up = bpf_map_lookup_elem(&mt_stages, &one);
     struct mt_staged_since *since = bpf_map_lookup_elem(&mt_staged, &cpu);
@@ -188,7 +191,7 @@ static __always_inline bool mt_flush(struct mt_stage *st, __u32 level) {
     if (since && !(up && up->len))
       since->ns = 0;
   }
-  return true;
+  return 1;
 }
 
 /* This CPU now holds staged records: the reader comes for them within a
@@ -200,10 +203,34 @@ static __always_inline void mt_mark_staged(void) {
     since->ns = bpf_ktime_get_ns();
 }
 
-/* Room for a record of `size` bytes on this CPU, NULL (counted as lost
- * for `probe`, unless it is MT_UNCOUNTED) when there is none;
- * mt_submit(*stage, size) hands it on. */
+/* Takes stage `st` (at `level`, 0 or 1) for a record of `room` bytes: marks
+ * it busy and hands what it holds to the ring if the record would not fit.
+ * Where the record goes in its data, or -1 when there is no room or no
+ * stage (null: both are busy), counted as lost for `probe` (unless it is
+ * MT_UNCOUNTED), the stage left free. */
 #define MT_UNCOUNTED 0xffffffffu
+MT_STAGING mt_stage_claim(struct mt_stage *st, __u32 level, __u32 probe, __u32 room) {
+  if (st) {
+    st->busy = level + 1;
+    mt_barrier();
+    if (st->len <= MT_STAGE_BYTES - room || mt_flush(st, level)) {
+      __u32 at = st->len;
+      if (!at && level == 0)
+        mt_mark_staged();
+      return at;
+    }
+    mt_barrier();
+    st->busy = 0;
+  }
+  __u64 *lost = bpf_map_lookup_elem(&mt_lost, &probe);
+  if (lost)
+    *lost += 1;
+  return -1;
+}
+
+/* Room for a record of `size` bytes on this CPU, NULL (counted as lost)
+ * when there is none; mt_submit(*stage, size) hands it on. Stage 1 takes
+ * the record of a program that interrupted one writing to stage 0. */
 static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage **stage) {
   __u32 level = 0, room = (size + 7) & ~7u;
   struct mt_stage *st = bpf_map_lookup_elem(&mt_stages, &level);
@@ -213,39 +240,31 @@ static __always_inline void *mt_reserve(__u32 probe, __u32 size, struct mt_stage
     if (st && st->busy)
       st = NULL; /* interrupted twice over */
   }
-  if (st) {
-    st->busy = level + 1;
-    mt_barrier();
-    if (st->len > MT_STAGE_BYTES - room && !mt_flush(st, level)) {
-      mt_barrier();
-      st->busy = 0;
-      st = NULL;
-    }
-  }
-  if (st && !st->len && level == 0)
-    mt_mark_staged();
-  __u32 at = st ? st->len : MT_STAGE_BYTES;
-  if (!st || at > MT_STAGE_BYTES - room) {
-    __u64 *lost = bpf_map_lookup_elem(&mt_lost, &probe);
-    if (lost)
-      *lost += 1;
+  int at = mt_stage_claim(st, level, probe, room);
+  if (!st || at < 0 || at > MT_STAGE_BYTES - room)
     return NULL;
-  }
   *stage = st;
   return st->data + at;
 }
 
-static __always_inline void mt_submit(struct mt_stage *st, __u32 size) {
+/* Adds the record of `room` bytes just written to the stage and frees it.
+ * Half full, or a record of an interrupting program: on to the ring. What
+ * stage 1 could not hand over (its ring was full) the reader comes for, as
+ * for stage 0's. */
+MT_STAGING mt_stage_commit(struct mt_stage *st, __u32 room) {
+  if (!st)
+    return 0;
   mt_barrier();
-  st->len += (size + 7) & ~7u;
-  /* Half full, or a record of an interrupting program: on to the ring.
-   * What stage 1 could not hand over (its ring was full) the reader comes
-   * for, as for stage 0's. */
+  st->len += room;
   if ((st->len >= MT_STAGE_BYTES / 2 || st->busy == 2) && !mt_flush(st, st->busy - 1) &&
       st->busy == 2)
     mt_mark_staged();
   mt_barrier();
   st->busy = 0;
+  return 0;
+}
+static __always_inline void mt_submit(struct mt_stage *st, __u32 size) {
+  mt_stage_commit(st, (size + 7) & ~7u);
 }
 
 /* Run by the reader on each CPU in turn (BPF_PROG_TEST_RUN): 1 when the
