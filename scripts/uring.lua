@@ -261,15 +261,17 @@ local RING_FIELDS = { "a", "b", "c", "d" }
 -- Each ring's fd in its process.
 local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
                         size = 4096 }
--- Kept requests by (ring, user_data): multishot completions after the
--- first come without a request pointer (req is 0), only their user_data.
+-- Requests by (ring, user_data), for two uses kept apart by the ring's
+-- address, taken as it is (NEAR) or plus one (MULTISHOT; it is even):
+-- - requests, kept or not, of rings whose completion queue came near
+--   overflowing (NEAR): a completion that finds the queue full goes to the
+--   overflow list, and its event names only ring and user_data;
+-- - kept multishot requests (MULTISHOT): their completions after the
+--   first come without a request pointer (req is 0), only their user_data.
+-- One map for both: an LRU map of this size takes 2 ms to make at start.
 local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
--- Requests, kept or not, of rings whose completion queue came near
--- overflowing, by (ring, user_data): a completion that finds the queue full
--- goes to the overflow list, and its event names only those.
-local near_overflow = map{ name = "near_overflow", type = "lru_hash",
-                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
+local NEAR, MULTISHOT = 0, 1
 
 -- Opcodes by name (the kernel's enum io_uring_op, from the iouring
 -- module), for the trace and the summary: the trace's records carry the
@@ -323,10 +325,9 @@ local function flow_of(A)
   return "(" .. low32(A.req) .. " | " .. low32(A.ctx) .. " << 32)"
 end
 local flow_id = flow_of(classic)
--- C: the key of A's request in a map by (ring, user_data): by_user_data,
--- or the one named MAP.
-local function by_user_data_key(A, map)
-  return "map_key(" .. (map or "by_user_data") .. ", (__u64)" .. A.ctx .. ", " .. A.user_data .. ")"
+-- C: the key of A's request in by_user_data, for USE (NEAR or MULTISHOT).
+local function by_user_data_key(A, use)
+  return "map_key(by_user_data, (__u64)" .. A.ctx .. " + " .. use .. ", " .. A.user_data .. ")"
 end
 -- Opcodes whose requests may complete more than once (IORING_CQE_F_MORE):
 -- multishot poll, accept, recv, recvmsg and read, timeouts, zero-copy
@@ -364,7 +365,7 @@ local function decide(A)
   return c([[
     ring->submitted += 1; ring->seen = nsecs; ${first_in_stint}
     if (!ring->near && ${may_overflow}) ring->near = 1;
-    if (ring->near) map_set(near_overflow, ${near_key}, (__u64)${req});
+    if (ring->near) map_set(by_user_data, ${near_key}, (__u64)${req});
     __u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample ? 1 : 2;
     __u8 opcode = ${opcode};
     __auto_type entry = ${entry};
@@ -374,9 +375,9 @@ local function decide(A)
     if (keep != 1) return 0;
     if (${multishot}) map_set(by_user_data, ${key}, (__u64)${req});]],
     { first_in_stint = first_in_stint("ring->sqpoll"), may_overflow = cq_may_overflow(A.ctx),
-      near_key = by_user_data_key(R, "near_overflow"), req = A.req, opcode = A.opcode,
+      near_key = by_user_data_key(R, NEAR), req = A.req, opcode = A.opcode,
       entry = new_request(A.req), POLL_ADD = op.POLL_ADD, multishot = multishot("opcode"),
-      key = by_user_data_key(R) })
+      key = by_user_data_key(R, MULTISHOT) })
 end
 
 -- C: puts ring CTX in the first free field of process_rings entry P.
@@ -438,36 +439,41 @@ hop("link", { target = "args.target_req" })
 -- Linked requests (IOSQE_IO_LINK, IO_HARDLINK): a flow from each request's
 -- completion to the next one's, in chain order. The link event names the
 -- new request (req) and the one before it (target_req); both must be kept.
-local chain_next = map{ name = "chain_next", type = "lru_hash", key = { ring = "u64", req = "u64" },
-                        value = "u64", size = 65536 }
-local chain_prev = map{ name = "chain_prev", type = "lru_hash", key = { ring = "u64", req = "u64" },
-                        value = "u8", size = 65536 }
+-- By (ring, request), the next request of each kept request that has
+-- one (NEXT), and 1 for each that has one before it (PREV: the ring's
+-- address plus one): one map for both, as by_user_data.
+local chains = map{ name = "chains", type = "lru_hash", key = { ring = "u64", req = "u64" },
+                    value = "u64", size = 65536 }
+local function chain_key(ctx, req, use)
+  return "map_key(chains, (__u64)" .. ctx .. " + " .. use .. ", (__u64)" .. req .. ")"
+end
+local NEXT, PREV = 0, 1
 local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from request flows
--- Whether any link was seen: until then completions skip the chain maps.
+-- Whether any link was seen: until then completions skip `chains`.
 local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
 probe("tracepoint:io_uring:io_uring_link", {
   filter = is_kept .. " && " .. kept("args.target_req"),
   action = c([[
     map_set(linked, 0, 1);
-    map_set(chain_next, map_key(chain_next, (__u64)args.ctx, (__u64)args.target_req),
-            (__u64)args.req);
-    map_set(chain_prev, map_key(chain_prev, (__u64)args.ctx, (__u64)args.req), 1);]]),
+    map_set(chains, ${next}, (__u64)args.req);
+    map_set(chains, ${prev}, 1);]], { next = chain_key("args.ctx", "args.target_req", NEXT),
+                                      prev = chain_key("args.ctx", "args.req", PREV) }),
 })
-local next_key = "map_key(chain_next, (__u64)args.ctx, (__u64)args.req)"
-local prev_key = "map_key(chain_prev, (__u64)args.ctx, (__u64)args.req)"
+local next_key = chain_key("args.ctx", "args.req", NEXT)
+local prev_key = chain_key("args.ctx", "args.req", PREV)
 probe(complete_at, {
-  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chain_next, ${key})",
+  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chains, ${key})",
              { cflags = C.cflags, MORE = MORE, key = next_key }),
-  action = c("__u64 next = map_get(chain_next, ${key}); map_del(chain_next, ${key});",
+  action = c("__u64 next = map_get(chains, ${key}); map_del(chains, ${key});",
              { key = next_key }),
   draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_of({ req = "next", ctx = "args.ctx" }) .. " ^ " .. chain_salt .. ")",
                     point = "begin" } },
 })
 probe(complete_at, {
-  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chain_prev, ${key})",
+  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chains, ${key})",
              { cflags = C.cflags, MORE = MORE, key = prev_key }),
-  action = c("map_del(chain_prev, ${key});", { key = prev_key }),
+  action = c("map_del(chains, ${key});", { key = prev_key }),
   draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
 })
@@ -535,24 +541,24 @@ probe(complete_at, {
     __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
     ${path_at_completion}${count_latency}r->keep = 0;
     if (${multishot}) map_del(by_user_data, ${key});
-    if (ring->near) map_del(near_overflow, ${near_key});
+    if (ring->near) map_del(by_user_data, ${near_key});
     if (keep != 1) return 0; ${first_in_stint}]],
     { ring = ring_of("args.ctx"), count_completion = count_completion(),
       last_completion = last_completion, cflags = C.cflags, MORE = MORE,
       entry = request_of("args.req"),
       path_at_completion = path_at_completion("args.req", "r_opcode"),
       count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted"),
-      multishot = multishot("r_opcode"), key = by_user_data_key(C),
-      near_key = by_user_data_key(C, "near_overflow"),
+      multishot = multishot("r_opcode"), key = by_user_data_key(C, MULTISHOT),
+      near_key = by_user_data_key(C, NEAR),
       first_in_stint = first_in_stint("path == " .. IO_WORKER) }) .. " ",
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_id, point = "end" } },
 })
 local more_req = c("(args.req ? (__u64)args.req : map_get(by_user_data, ${key}))",
-                   { key = by_user_data_key(C) })
+                   { key = by_user_data_key(C, MULTISHOT) })
 probe(complete_at, {
   filter = c("(${cflags} & ${MORE}) && map_has(by_user_data, ${key})",
-             { cflags = C.cflags, MORE = MORE, key = by_user_data_key(C) }),
+             { cflags = C.cflags, MORE = MORE, key = by_user_data_key(C, MULTISHOT) }),
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
@@ -563,8 +569,9 @@ probe(complete_at, {
 -- by ring and user_data: its ring came near overflowing when it was
 -- submitted), counted as a completion; everywhere it is an `overflow` mark
 -- on the ring's track, with the ring's count of them so far.
-local overflow_key = "map_key(near_overflow, (__u64)args.ctx, args.user_data)"
-local overflow_multishot_key = "map_key(by_user_data, (__u64)args.ctx, args.user_data)"
+local overflow_key = by_user_data_key({ ctx = "args.ctx", user_data = "args.user_data" }, NEAR)
+local overflow_multishot_key = by_user_data_key({ ctx = "args.ctx", user_data = "args.user_data" },
+                                                MULTISHOT)
 -- Where the kernel also fired io_uring_complete for it, the completion
 -- was counted there: only one not seen there is counted here.
 local not_counted_yet = traced_before_room and
@@ -577,12 +584,12 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
     ring->overflows += 1; __u64 overflows = ring->overflows, req = 0; bool ends = 0;
     __u64 *total = map_ptr(enters, ${OVERFLOWS}); if (total) *total += 1;
     ${not_counted_yet}${count_completion}if (args.cflags & ${MORE}) ring->aux += 1; else {
-      req = map_get(near_overflow, ${key});
+      req = map_get(by_user_data, ${key});
       if (!req) req = map_get(by_user_data, ${multishot_key});
       __auto_type r = req ? ${entry} : NULL; if (r) {
         __u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1;
         ${path_at_completion}${count_latency}r->keep = 0;
-        map_del(near_overflow, ${key});
+        map_del(by_user_data, ${key});
         map_del(by_user_data, ${multishot_key}); } } }]],
     { ring = ring_of("args.ctx"), OVERFLOWS = OVERFLOWS, not_counted_yet = not_counted_yet,
       count_completion = count_completion(), MORE = MORE, key = overflow_key,
