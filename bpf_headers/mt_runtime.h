@@ -31,11 +31,11 @@ struct {
   __type(value, __u64);
 } MT_LOST SEC(".maps") MT_SHARED;
 
-/* The flags of hash maps: where the kernel lets tracing programs use hash
- * maps that allocate an entry when it is inserted (6.1, bpf_mem_alloc),
- * the generator sets BPF_F_NO_PREALLOC. A preallocated one takes twice as
- * long to create at the sizes used here (1.7 ms at 65,536 entries), and
- * holds its memory whether it is used or not. */
+/* The flags of hash maps (not per-CPU ones): where the kernel lets tracing
+ * programs use hash maps that allocate an entry when it is inserted (6.1,
+ * bpf_mem_alloc), the generator sets BPF_F_NO_PREALLOC. A preallocated one
+ * takes twice as long to create at the sizes used here (1.7 ms at 65,536
+ * entries), and holds its memory whether it is used or not. */
 #ifndef MT_HASH_FLAGS
 #define MT_HASH_FLAGS 0
 #endif

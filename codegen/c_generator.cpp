@@ -714,7 +714,7 @@ class ProbeWriter {
     write_struct(name + "_key", rp, agg.keys, header);
     bool counter = agg.kind == AggKind::Count || is_histogram(agg.kind);
     out_ << map_definition(name, "BPF_MAP_TYPE_PERCPU_HASH", agg.size, "struct " + name + "_key",
-                           counter ? "__u64" : "struct mt_stats", "MT_HASH_FLAGS");
+                           counter ? "__u64" : "struct mt_stats");
   }
 
   void write_aggregation_update(const AggregationDecl &agg, const ProbeDecl &probe,
@@ -938,7 +938,9 @@ void write_script_map(const MapDecl &m, Emitter &out) {
     write_struct(MT_MAP_VALUE_TYPE_SUFFIX, m.value_fields, "");
   out << comment("map '" + m.name + "' (" + m.where.file + ":" + std::to_string(m.where.line) +
                  ")");
-  bool hash = m.kind == MapKind::Hash || m.kind == MapKind::PercpuHash;
+  // Per-CPU values stay preallocated: allocated on insert, from what the
+  // kernel keeps ready (GFP_NOWAIT), a burst of new keys finds none.
+  bool hash = m.kind == MapKind::Hash;
   out << "struct {\n  __uint(type, " + std::string(map_type_name(m.kind)) +
              ");\n  __uint(max_entries, " + std::to_string(m.size) + ");\n" +
              (hash ? "  __uint(map_flags, MT_HASH_FLAGS);\n" : "") + "  __type(key, ";

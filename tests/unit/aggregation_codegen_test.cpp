@@ -241,8 +241,7 @@ TEST(AggregationCodegen, AggregationsArePerCpuHashes) {
       << p.source;
   EXPECT_TRUE(has(p.source,
                   "struct {\n  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n  __uint(max_entries, "
-                  "10240);\n  __uint(map_flags, MT_HASH_FLAGS);\n  __type(key, struct "
-                  "mt_agg_0_key);\n  __type(value, __u64);\n} "
+                  "10240);\n  __type(key, struct mt_agg_0_key);\n  __type(value, __u64);\n} "
                   "mt_agg_0 SEC(\".maps\") MT_SHARED;\n"));
   // Histograms lead their key with the slot; unkeyed stats have a dummy key.
   EXPECT_TRUE(has(p.source, "/* hist 'lat' */\nstruct mt_agg_1_key {\n  __u32 __slot;\n};\n"));

@@ -230,9 +230,10 @@ TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
   EXPECT_FALSE(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH"));
 }
 
-// Hash maps allocate their entries on insert where the kernel's hash maps
-// do so with bpf_mem_alloc, which tracing programs may use (6.1 on): they
-// are made at start in half the time. Preallocated elsewhere.
+// Hash maps (not per-CPU ones) allocate their entries on insert where the
+// kernel's hash maps do so with bpf_mem_alloc, which tracing programs may
+// use (6.1 on): they are made at start in half the time. Preallocated
+// elsewhere.
 TEST(CGenerator, HashMapsAllocateOnInsertWhereTheKernelAllowsIt) {
   Declaration d = testing::complete_declaration("1", "args.res");
   MapDecl m;
@@ -247,6 +248,10 @@ TEST(CGenerator, HashMapsAllocateOnInsertWhereTheKernelAllowsIt) {
   EXPECT_FALSE(has(p, "#define MT_HASH_FLAGS"));
   EXPECT_TRUE(has(p, "  __uint(max_entries, 1024);\n  __uint(map_flags, MT_HASH_FLAGS);\n"))
       << p.source;
+  // Per-CPU values allocated on insert fail in bursts of new keys.
+  d.maps[0].kind = MapKind::PercpuHash;
+  EXPECT_FALSE(has(testing::generate_on(d, without_btf), "map_flags, MT_HASH_FLAGS"));
+  d.maps[0].kind = MapKind::Hash;
   const KernelBtf *btf = KernelBtf::get();
   if (!btf)
     GTEST_SKIP() << "no kernel BTF";
