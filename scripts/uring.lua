@@ -268,7 +268,8 @@ local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, 
 --   overflow list, and its event names only ring and user_data;
 -- - kept multishot requests (MULTISHOT): their completions after the
 --   first come without a request pointer (req is 0), only their user_data.
--- One map for both: an LRU map of this size takes 2 ms to make at start.
+-- One map for both, which share its entries: an LRU map of this size takes
+-- 2 ms to make at start.
 local by_user_data = map{ name = "by_user_data", type = "lru_hash",
                           key = { ring = "u64", user_data = "u64" }, value = "u64", size = 65536 }
 local NEAR, MULTISHOT = 0, 1
@@ -439,15 +440,13 @@ hop("link", { target = "args.target_req" })
 -- Linked requests (IOSQE_IO_LINK, IO_HARDLINK): a flow from each request's
 -- completion to the next one's, in chain order. The link event names the
 -- new request (req) and the one before it (target_req); both must be kept.
--- By (ring, request), the next request of each kept request that has
--- one (NEXT), and 1 for each that has one before it (PREV: the ring's
--- address plus one): one map for both, as by_user_data.
+-- By (ring, request), each kept request's next one (its address: even),
+-- plus 1 if one comes before it; one entry per request.
 local chains = map{ name = "chains", type = "lru_hash", key = { ring = "u64", req = "u64" },
                     value = "u64", size = 65536 }
-local function chain_key(ctx, req, use)
-  return "map_key(chains, (__u64)" .. ctx .. " + " .. use .. ", (__u64)" .. req .. ")"
+local function chain_key(req)
+  return "map_key(chains, (__u64)args.ctx, (__u64)" .. req .. ")"
 end
-local NEXT, PREV = 0, 1
 local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from request flows
 -- Whether any link was seen: until then completions skip `chains`.
 local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
@@ -455,25 +454,28 @@ probe("tracepoint:io_uring:io_uring_link", {
   filter = is_kept .. " && " .. kept("args.target_req"),
   action = c([[
     map_set(linked, 0, 1);
-    map_set(chains, ${next}, (__u64)args.req);
-    map_set(chains, ${prev}, 1);]], { next = chain_key("args.ctx", "args.target_req", NEXT),
-                                      prev = chain_key("args.ctx", "args.req", PREV) }),
+    __u64 *before = map_ptr(chains, ${before});
+    if (before) *before = (*before & 1) | (__u64)args.req;
+    else map_set(chains, ${before}, (__u64)args.req);
+    __u64 *after = map_ptr(chains, ${after});
+    if (after) *after |= 1; else map_set(chains, ${after}, 1);]],
+    { before = chain_key("args.target_req"), after = chain_key("args.req") }),
 })
-local next_key = chain_key("args.ctx", "args.req", NEXT)
-local prev_key = chain_key("args.ctx", "args.req", PREV)
+-- A request's completion begins the flow to its next one, then ends the
+-- one from the request before it; the last of the two frees its entry.
+local completes_chained = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && (map_get(chains, ${key})",
+                            { cflags = C.cflags, MORE = MORE, key = chain_key("args.req") })
 probe(complete_at, {
-  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chains, ${key})",
-             { cflags = C.cflags, MORE = MORE, key = next_key }),
-  action = c("__u64 next = map_get(chains, ${key}); map_del(chains, ${key});",
-             { key = next_key }),
+  filter = completes_chained .. " & ~1ULL)",
+  action = c([[__u64 chained = map_get(chains, ${key}), next = chained & ~1ULL;
+               if (!(chained & 1)) map_del(chains, ${key});]], { key = chain_key("args.req") }),
   draw = { kind = "slice", name = "link_next", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_of({ req = "next", ctx = "args.ctx" }) .. " ^ " .. chain_salt .. ")",
                     point = "begin" } },
 })
 probe(complete_at, {
-  filter = c("map_get(linked, 0) && !(${cflags} & ${MORE}) && map_has(chains, ${key})",
-             { cflags = C.cflags, MORE = MORE, key = prev_key }),
-  action = c("map_del(chains, ${key});", { key = prev_key }),
+  filter = completes_chained .. " & 1)",
+  action = c("map_del(chains, ${key});", { key = chain_key("args.req") }),
   draw = { kind = "slice", name = "link_prev", category = cat .. "_link", args = { user_data = C.user_data },
            flow = { id = "(" .. flow_id .. " ^ " .. chain_salt .. ")", point = "end" } },
 })
