@@ -23,6 +23,11 @@ bool has(const GeneratedProgram &p, const std::string &text) {
   return has(p.source, text);
 }
 
+// The kernel this runs on, as the generator asks about it.
+struct RunningKernel : testing::FakeKernel {
+  const KernelBtf *btf() override { return KernelBtf::get(); }
+};
+
 }  // namespace
 
 TEST(CGenerator, PlacesExpressionsAtTheirScriptLines) {
@@ -104,9 +109,7 @@ TEST(CGenerator, DefinesKernelStructsCastToWithOnlyTheMembersNamedAtTheirOffsets
       testing::complete_declaration("1",
                                     "((struct io_ring_ctx *)args.ctx)->rings->cq.head + "
                                     "((struct bvec_iter *)args.ctx)->bi_sector");
-  struct BtfKernel : testing::FakeKernel {
-    const KernelBtf *btf() override { return KernelBtf::get(); }
-  } kernel;
+  RunningKernel kernel;
   GeneratedProgram p = testing::generate_on(d, kernel);
   const struct btf *btf = KernelBtf::get()->raw();
   EXPECT_TRUE(has(p,
@@ -199,9 +202,7 @@ TEST(CGenerator, TpBtfProbesOnOneEventShareAProgram) {
   d.probes[0].alternatives = {"tp_btf:io_uring_complete"};
   d.probes.push_back(d.probes[0]);
   d.probes[1].id = 1;
-  struct BtfKernel : testing::FakeKernel {
-    const KernelBtf *btf() override { return KernelBtf::get(); }
-  } kernel;
+  RunningKernel kernel;
   GeneratedProgram p = testing::generate_on(d, kernel);
   ASSERT_EQ(p.probes.size(), 2u);
   EXPECT_EQ(p.probes[0].attached_program, "mt_shared_0");
@@ -220,9 +221,7 @@ TEST(CGenerator, HandsRecordsOverThroughAGlobalFunctionWhereTheKernelTakesIt) {
   const KernelBtf *btf = KernelBtf::get();
   if (!btf)
     GTEST_SKIP() << "no kernel BTF";
-  struct BtfKernel : testing::FakeKernel {
-    const KernelBtf *btf() override { return KernelBtf::get(); }
-  } kernel;
+  RunningKernel kernel;
   EXPECT_EQ(has(testing::generate_on(d, kernel), "#define MT_GLOBAL_FLUSH 1\n"),
             btf->enum_value("priv_stack_mode", "PRIV_STACK_ADAPTIVE").has_value() &&
                 btf->has_member("struct", "pt_regs", "r15"));
@@ -255,9 +254,7 @@ TEST(CGenerator, HashMapsAllocateOnInsertWhereTheKernelAllowsIt) {
   const KernelBtf *btf = KernelBtf::get();
   if (!btf)
     GTEST_SKIP() << "no kernel BTF";
-  struct BtfKernel : testing::FakeKernel {
-    const KernelBtf *btf() override { return KernelBtf::get(); }
-  } kernel;
+  RunningKernel kernel;
   EXPECT_EQ(has(testing::generate_on(d, kernel), "#define MT_HASH_FLAGS BPF_F_NO_PREALLOC\n"),
             btf->has_member("struct", "bpf_htab", "pcpu_ma"));
 }
