@@ -9,24 +9,42 @@
 
 namespace mt {
 
-LineIndex::LineIndex(std::string_view text) : starts_{0}, size_(text.size()) {
+SourceIndex::SourceIndex(std::string_view text)
+    : starts_{0}, size_(text.size()), runs_(size_t(1) << kRunBits) {
   for (const char *at = text.data(), *end = at + text.size();
        (at = static_cast<const char *>(std::memchr(at, '\n', end - at))); at++)
     starts_.push_back(at + 1 - text.data());
+  for (size_t at = 0; at + 4 <= text.size(); at++)
+    runs_[run_slot(text.data() + at)] = true;
 }
 
-size_t LineIndex::start_of(int line) const {
+uint32_t SourceIndex::run_slot(const char *at) {
+  uint32_t run;
+  std::memcpy(&run, at, 4);
+  return (run * 0x9e3779b1u) >> (32 - kRunBits);
+}
+
+size_t SourceIndex::start_of(int line) const {
   return line >= 1 && size_t(line) <= starts_.size() ? starts_[line - 1] : size_;
 }
 
-std::pair<int, int> LineIndex::line_and_column(size_t offset) const {
+std::pair<int, int> SourceIndex::line_and_column(size_t offset) const {
   size_t line = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin();
   return {int(line), int(offset - starts_[line - 1]) + 1};
 }
 
-ScriptLocation locate_expression(const std::string &source, const LineIndex &lines,
+bool SourceIndex::may_contain(std::string_view part) const {
+  if (part.size() > size_)
+    return false;
+  for (size_t at = 0; at + 4 <= part.size(); at++)
+    if (!runs_[run_slot(part.data() + at)])
+      return false;
+  return true;
+}
+
+ScriptLocation locate_expression(const std::string &source, const SourceIndex &index,
                                  const std::string &expr, ScriptLocation near) {
-  if (expr.empty() || near.line <= 0)
+  if (expr.empty() || near.line <= 0 || !index.may_contain(expr))
     return near;
   // Where EXPR stands quoted, starting in [FROM, UNTIL).
   auto quoted_at = [&](size_t from, size_t until) {
@@ -52,21 +70,20 @@ ScriptLocation locate_expression(const std::string &source, const LineIndex &lin
     return std::string::npos;
   };
   // A call spanning lines is reported at its first line: search from there,
-  // then above it for expressions built elsewhere in the script (most are
-  // found nowhere: the text is searched once).
-  size_t start = lines.start_of(near.line);
+  // then above it for expressions built elsewhere in the script.
+  size_t start = index.start_of(near.line);
   size_t best = quoted_at(start, std::string::npos);
   if (best == std::string::npos)
     best = quoted_at(0, start);
   if (best == std::string::npos)
     return near;
   ScriptLocation found = near;
-  std::tie(found.line, found.column) = lines.line_and_column(best);
+  std::tie(found.line, found.column) = index.line_and_column(best);
   return found;
 }
 
 std::string source_line(const std::string &source, int line) {
-  size_t start = LineIndex(source).start_of(line);
+  size_t start = SourceIndex(source).start_of(line);
   if (start >= source.size())
     return "";
   size_t end = source.find('\n', start);

@@ -112,7 +112,7 @@ struct LuaApi {
     LuaScript &s = self(L);
     Expression e{text, where};
     if (where.file == s.source_.path)
-      e.where = locate_expression(s.source_.text, s.source_lines_, text, where);
+      e.where = locate_expression(s.source_.text, s.source_index_, text, where);
     return e;
   }
 

@@ -93,7 +93,7 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
                      Output &output)
     : L_(new_sandboxed_state(sandbox)),
       source_(std::move(source)),
-      source_lines_(source_.text),
+      source_index_(source_.text),
       args_(&args),
       output_(output) {
   decl_.script_path = source_.path;

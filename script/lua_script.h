@@ -107,9 +107,9 @@ class LuaScript {
 
   lua_State *L_;
   ScriptSource source_;
-  LineIndex source_lines_;  // of source_.text
-  ScriptArgs *args_;        // the options of the script whose top level runs
-  size_t first_param_ = 0;  // the first of its parameters in decl_.params
+  SourceIndex source_index_;  // of source_.text
+  ScriptArgs *args_;          // the options of the script whose top level runs
+  size_t first_param_ = 0;    // the first of its parameters in decl_.params
   Output &output_;
   Declaration decl_;
   std::map<int, int> handlers_;  // decl id -> registry ref

@@ -7,7 +7,7 @@ namespace mt {
 
 namespace {
 ScriptLocation locate(const std::string &source, const std::string &expr, ScriptLocation near) {
-  return locate_expression(source, LineIndex(source), expr, near);
+  return locate_expression(source, SourceIndex(source), expr, near);
 }
 }  // namespace
 
@@ -20,7 +20,7 @@ TEST(SourceLocator, FindsTheExpressionInsideItsStringLiteral) {
 }
 
 TEST(SourceLocator, IndexesLinesBothWays) {
-  LineIndex lines("ab\ncd\n\nef");
+  SourceIndex lines("ab\ncd\n\nef");
   EXPECT_EQ(lines.start_of(1), 0u);
   EXPECT_EQ(lines.start_of(2), 3u);
   EXPECT_EQ(lines.start_of(4), 7u);
@@ -31,6 +31,17 @@ TEST(SourceLocator, IndexesLinesBothWays) {
   EXPECT_EQ(lines.line_and_column(3), std::make_pair(2, 1));
   EXPECT_EQ(lines.line_and_column(6), std::make_pair(3, 1));
   EXPECT_EQ(lines.line_and_column(8), std::make_pair(4, 2));
+}
+
+TEST(SourceLocator, TellsWhatTheSourceSurelyDoesNotContain) {
+  std::string text = "probe('t:a:b', { filter = \"args.x > 1\" })\n";
+  SourceIndex index(text);
+  for (size_t from = 0; from < text.size(); from++)  // every part of it
+    for (size_t size = 0; from + size <= text.size(); size++)
+      EXPECT_TRUE(index.may_contain(std::string_view(text).substr(from, size)));
+  EXPECT_FALSE(index.may_contain("args.y > 1"));
+  EXPECT_FALSE(index.may_contain(text + " "));  // longer than the text
+  EXPECT_FALSE(SourceIndex("").may_contain("abcd"));
 }
 
 TEST(SourceLocator, KeepsTheCallLineWhenNotFound) {
