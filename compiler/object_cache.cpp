@@ -14,6 +14,7 @@
 #include "common/embedded_files.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/sha256.h"
 #include "common/trusted_path.h"
 #include "common/write_all.h"
 #include "compiler/cache_pruning.h"
@@ -22,10 +23,25 @@ namespace mt {
 
 namespace {
 
-constexpr const char *kMagic = "moontrace object 1";
+// 2: keys and digests by SHA-256.
+constexpr const char *kMagic = "moontrace object 2";
 
 std::string digest(const char *data, size_t size) {
-  return ContentHash().add(std::string_view(data, size)).hex();
+  return sha256_hex(std::string_view(data, size));
+}
+
+// What makes the same C compile to the same object anywhere: the C, the
+// engine, how reads are rewritten, the headers.
+template <class Hash>
+Hash &add_portable_parts(Hash &hash, const std::string &c_source, const CompileOptions &options) {
+  hash.add(c_source).add(MT_VERSION);
+  for (const auto &[mode, functions] : {std::pair{"probe reads", &options.rewrite_functions},
+                                        std::pair{"typed reads", &options.typed_read_functions}})
+    for (const auto &function : *functions)
+      hash.add(mode).add(function);
+  for (const auto &header : kBpfHeaders)
+    hash.add(header.name).add(header.content);
+  return hash;
 }
 
 std::string home_of_effective_user() {
@@ -60,15 +76,8 @@ const char *ObjectCache::compiler_sources_digest() {
 
 std::string ObjectCache::portable_key_for(const std::string &c_source,
                                           const CompileOptions &options) {
-  ContentHash hash;
-  hash.add(c_source).add(MT_VERSION);
-  for (const auto &[mode, functions] : {std::pair{"probe reads", &options.rewrite_functions},
-                                        std::pair{"typed reads", &options.typed_read_functions}})
-    for (const auto &function : *functions)
-      hash.add(mode).add(function);
-  for (const auto &header : kBpfHeaders)
-    hash.add(header.name).add(header.content);
-  return hash.hex();
+  ContentHash hash;  // in packages: stable across engines that read them
+  return add_portable_parts(hash, c_source, options).hex();
 }
 
 std::string ObjectCache::key_for(const std::string &c_source, const CompileOptions &options,
@@ -82,8 +91,8 @@ std::string ObjectCache::key_for(const std::string &c_source, const CompileOptio
   uname(&uts);
   struct stat st {};
   stat("/sys/kernel/btf/vmlinux", &st);
-  return ContentHash()
-      .add(portable_key_for(c_source, options))
+  Sha256Parts hash;
+  return add_portable_parts(hash, c_source, options)
       .add(uts.release)
       .add(uts.version)
       .add(std::to_string(st.st_size))
