@@ -32,8 +32,10 @@ struct Builtin {
 };
 
 const Builtin kBuiltins[] = {
-    {"pid", "extern __u32 pid;", "__u32 pid = bpf_get_current_pid_tgid() >> 32;"},
-    {"tid", "extern __u32 tid;", "__u32 tid = (__u32)bpf_get_current_pid_tgid();"},
+    // From the program's one read of bpf_get_current_pid_tgid()
+    // (__pid_tgid), which its target check and records share.
+    {"pid", "extern __u32 pid;", "__u32 pid = __pid_tgid >> 32;"},
+    {"tid", "extern __u32 tid;", "__u32 tid = (__u32)__pid_tgid;"},
     {"uid", "extern __u32 uid;", "__u32 uid = (__u32)bpf_get_current_uid_gid();"},
     {"gid", "extern __u32 gid;", "__u32 gid = bpf_get_current_uid_gid() >> 32;"},
     {"nsecs", "extern __u64 nsecs;", "__u64 nsecs = bpf_ktime_get_ns();"},
@@ -49,6 +51,14 @@ const Builtin kBuiltins[] = {
      "char comm[16]; __builtin_memset(comm, 0, sizeof(comm)); bpf_get_current_comm(comm, "
      "sizeof(comm));"},
 };
+
+// The task's pid and tgid where the target check needs them (-p/-c), else
+// 0 until a probe needs them, which then reads them under
+// !mt_filter_targets: the verifier keeps at most one of the two helper
+// calls, on the one path the flag leaves (a branch on the value itself
+// would double the paths after it).
+constexpr const char *kTaskForTargets =
+    "  __u64 __pid_tgid = mt_filter_targets ? bpf_get_current_pid_tgid() : 0;\n";
 
 // A comment line of generated C holding names a script or a binary gave
 // (paths, probe and map names): it cannot end early or span lines, so
@@ -393,16 +403,31 @@ class ProbeWriter {
     bool filtered = decl.latency_stop < 0 && !follows;
     if (shared)
       out_ << program_guard_open(shared_program) + "static __always_inline int " + gp.program +
-                  "(" + ctx_type + "__ctx, bool __target) {\n";
+                  "(" + ctx_type + "__ctx, bool __target, __u64 __pid_tgid) {\n";
     else
       out_ << program_guard_open(gp.program) + "SEC(\"" + section(rp) + "\")\nint " + gp.program +
                   "(" + ctx_type + "__ctx) {\n";
+    // The task's pid and tgid (__pid_tgid), read once: by the target
+    // check under -p/-c (kTaskForTargets; a shared program's probes are
+    // handed its), else where first needed.
+    enum { Unread, ReadForTargets, Read } task_ids = shared ? ReadForTargets : Unread;
+    auto read_task = [&] {
+      if (task_ids == Unread)
+        out_ << "  __u64 __pid_tgid = bpf_get_current_pid_tgid();\n";
+      else if (task_ids == ReadForTargets)
+        out_ << "  if (!mt_filter_targets)\n    __pid_tgid = bpf_get_current_pid_tgid();\n";
+      task_ids = Read;
+    };
     auto check_target = [&] {
+      if (!shared && (flows || filtered)) {
+        out_ << kTaskForTargets;
+        task_ids = ReadForTargets;
+      }
       if (!shared && flows)
-        out_ << "  bool __target = mt_is_target();\n";
+        out_ << "  bool __target = mt_is_target_task(__pid_tgid);\n";
       if (filtered)
         out_ << (shared || flows ? "  if (!__target)\n    return 0;\n"
-                                 : "  if (!mt_is_target())\n    return 0;\n");
+                                 : "  if (!mt_is_target_task(__pid_tgid))\n    return 0;\n");
     };
     // Without a guard the target check comes first: a USDT probe's args
     // cost helper calls to build, in every process.
@@ -458,6 +483,8 @@ class ProbeWriter {
           "task is the kernel's task_struct, which a uprobe cannot follow (it reads the "
           "traced program's memory): use task in a kernel probe",
           decl.where);
+    if (used.count("pid") || used.count("tid"))
+      read_task();
     for (const auto &b : kBuiltins)
       if (used.count(b.name) && std::string(b.name) != "nsecs")
         out_ << "  " +
@@ -508,8 +535,10 @@ class ProbeWriter {
       out_ << "  struct mt_stage *__stage;\n  struct " + gp.record + " *__r = mt_reserve(" + n +
                   ", sizeof(*__r), &__stage);\n";
       out_ << "  if (!__r)\n    return 0;\n  __r->__probe = " + n + ";\n";
-      if (!decl.draws.empty())
-        out_ << "  __r->__ts = __now;\n  __r->__task = bpf_get_current_pid_tgid();\n";
+      if (!decl.draws.empty()) {
+        read_task();
+        out_ << "  __r->__ts = __now;\n  __r->__task = __pid_tgid;\n";
+      }
       for (const auto &c : decl.captures)
         write_capture(rp, c, reads_user, "__r->");
       out_ << "  mt_submit(__stage, sizeof(*__r));\n";
@@ -599,9 +628,10 @@ class ProbeWriter {
     // value: told the answer, it would walk each probe after the first
     // once for a target and once not (uring's four probes on
     // io_uring_complete: 11,984 instructions to verify under -c, 7,128 so).
-    out_ << "  volatile __u8 __target = mt_is_target();\n";
+    out_ << std::string(kTaskForTargets) +
+                "  volatile __u8 __target = mt_is_target_task(__pid_tgid);\n";
     for (size_t i : shared) {
-      out_ << "  " + probes[i].program + "(__ctx, __target);\n";
+      out_ << "  " + probes[i].program + "(__ctx, __target, __pid_tgid);\n";
       probes[i].attached_program = name;
     }
     out_ << "  return 0;\n}\n" + std::string(kProgramGuardClose);

@@ -306,7 +306,7 @@ TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
   GeneratedProgram p = generate(d);
   std::string start = program(p, 1);
   ASSERT_FALSE(start.empty()) << p.source;
-  EXPECT_TRUE(has(start, "__u32 tid = (__u32)bpf_get_current_pid_tgid();"));
+  EXPECT_TRUE(has(start, "__u32 tid = (__u32)__pid_tgid;"));
   EXPECT_TRUE(has(start, "__sk.tid = ("));
   size_t now = start.find("__u64 __now = bpf_ktime_get_ns();");
   size_t filter = start.find("args.opcode != 99");
@@ -319,7 +319,7 @@ TEST(AggregationCodegen, StartProbeRecordsAfterItsFilterAndAction) {
   EXPECT_LT(action, carry);
   EXPECT_LT(carry, record);
   EXPECT_FALSE(has(start, "mt_latency_stop"));
-  EXPECT_TRUE(has(start, "if (!mt_is_target())"));
+  EXPECT_TRUE(has(start, "if (!mt_is_target_task(__pid_tgid))"));
 }
 
 // A guard is tested before anything that costs: the -p/--cgroup check,
@@ -333,7 +333,8 @@ TEST(AggregationCodegen, GuardsComeFirst) {
   std::string start = program(p, 1), stop = program(p, 2);
   size_t start_guard = start.find("args.opcode != 98");
   ASSERT_NE(start_guard, std::string::npos) << start;
-  EXPECT_LT(start_guard, start.find("mt_is_target()")) << start;
+  EXPECT_LT(start_guard, start.find("bpf_get_current_pid_tgid()")) << start;
+  EXPECT_LT(start_guard, start.find("mt_is_target_task(")) << start;
   EXPECT_LT(start_guard, start.find("bpf_ktime_get_ns()")) << start;
   size_t stop_guard = stop.find("args.cflags != 76");
   ASSERT_NE(stop_guard, std::string::npos) << stop;
@@ -413,8 +414,14 @@ TEST(AggregationCodegen, StopProbeIsNotFilteredByTheTracedProcesses) {
   std::string stop = program(p, 2);
   ASSERT_FALSE(stop.empty()) << p.source;
   // Both are on io_uring_complete: one program looks the target up for both.
-  EXPECT_FALSE(has(stop, "mt_is_target()")) << stop;
+  EXPECT_FALSE(has(stop, "mt_is_target")) << stop;
   EXPECT_FALSE(has(stop, "__target)\n    return 0;")) << stop;
+  // It takes the task's ids the program read, or reads them without -p/-c.
+  EXPECT_TRUE(has(stop, "__u64 __pid_tgid) {\n")) << stop;
+  EXPECT_FALSE(has(stop, "__u64 __pid_tgid =")) << stop;
+  EXPECT_TRUE(
+      has(stop, "  if (!mt_filter_targets)\n    __pid_tgid = bpf_get_current_pid_tgid();\n"))
+      << stop;
   EXPECT_TRUE(has(program(p, 0), "if (!__target)\n    return 0;"));
 }
 
@@ -485,7 +492,7 @@ TEST(AggregationCodegen, ActionRunsWithTheBuiltinsItNames) {
                   "#line 11 \"agg.lua\"\n           map_add(per_pid, pid, 1); map_add(per_res, "
                   "map_key(per_res, pid, args.res), 2);\n"))
       << counted;
-  EXPECT_TRUE(has(counted, "__u32 pid = bpf_get_current_pid_tgid() >> 32;"));
+  EXPECT_TRUE(has(counted, "__u32 pid = __pid_tgid >> 32;"));
   // The action runs after the filter and before the aggregations.
   EXPECT_LT(counted.find("args.res >= -100"), counted.find("map_add(per_pid"));
   EXPECT_LT(counted.find("map_add(per_pid"), counted.find("mt_agg_add(&mt_agg_0"));

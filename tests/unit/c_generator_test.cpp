@@ -79,8 +79,52 @@ TEST(CGenerator, DeclaresParametersAsReadOnlyConstants) {
 
 TEST(CGenerator, DefinesOnlyTheBuiltinsAProbeUses) {
   GeneratedProgram p = testing::generate_complete("pid != 1", "args.res");
-  EXPECT_TRUE(has(p, "__u32 pid = bpf_get_current_pid_tgid() >> 32;"));
+  EXPECT_TRUE(has(p, "__u32 pid = __pid_tgid >> 32;"));
   EXPECT_FALSE(has(p, "bpf_get_current_comm(comm"));
+}
+
+// The target check, pid, tid and the record's thread share one read of
+// the task's ids: the check's under -p/-c, else one where first needed.
+TEST(CGenerator, ReadsTheTaskOncePerProgram) {
+  const std::string for_targets =
+      "  __u64 __pid_tgid = mt_filter_targets ? bpf_get_current_pid_tgid() : 0;\n"
+      "  if (!mt_is_target_task(__pid_tgid))\n    return 0;\n";
+  const std::string where_needed =
+      "  if (!mt_filter_targets)\n    __pid_tgid = bpf_get_current_pid_tgid();\n";
+  auto calls = [](const std::string &text) {
+    size_t n = 0;
+    for (size_t at = 0; (at = text.find("bpf_get_current_pid_tgid()", at)) != std::string::npos;
+         at++)
+      n++;
+    return n;
+  };
+  auto program_of = [](const GeneratedProgram &p) {
+    size_t at = p.source.find("int mt_probe_0(");
+    return p.source.substr(at, p.source.find("#endif /* program */", at) - at);
+  };
+
+  // Naming neither pid nor tid, and drawing nothing: the check's read only.
+  std::string plain = program_of(testing::generate_complete("args.res > 0", "args.res"));
+  EXPECT_TRUE(has(plain, for_targets)) << plain;
+  EXPECT_EQ(calls(plain), 1u) << plain;
+
+  // pid and tid: read once more only where the check did not.
+  std::string named = program_of(testing::generate_complete("pid != tid", "args.res"));
+  ASSERT_TRUE(has(named, for_targets)) << named;
+  EXPECT_LT(named.find(for_targets), named.find(where_needed)) << named;
+  EXPECT_TRUE(has(
+      named, where_needed + "  __u32 pid = __pid_tgid >> 32;\n  __u32 tid = (__u32)__pid_tgid;\n"))
+      << named;
+  EXPECT_EQ(calls(named), 2u) << named;
+
+  // A drawing's record carries the same read.
+  Declaration d = testing::complete_declaration("args.res > 0", "args.res");
+  d.probes[0].draws.push_back(DrawDecl{});
+  testing::FakeKernel kernel;
+  std::string drawn = program_of(testing::generate_on(d, kernel));
+  EXPECT_TRUE(has(drawn, where_needed + "  __r->__ts = __now;\n  __r->__task = __pid_tgid;\n"))
+      << drawn;
+  EXPECT_EQ(calls(drawn), 2u) << drawn;
 }
 
 TEST(CGenerator, CapturesDataLocFieldsAsStrings) {
@@ -155,11 +199,13 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
   EXPECT_EQ(p.probes[1].attached_program, "mt_shared_0");
   EXPECT_TRUE(has(p,
                   "static __always_inline int mt_probe_0(struct mt_args_0 *__ctx, bool "
-                  "__target) {\n  if (!__target)\n    return 0;\n"));
+                  "__target, __u64 __pid_tgid) {\n  if (!__target)\n    return 0;\n"));
   EXPECT_TRUE(has(p,
                   "SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_shared_0(void "
-                  "*__ctx) {\n  volatile __u8 __target = mt_is_target();\n  mt_probe_0(__ctx, "
-                  "__target);\n  mt_probe_1(__ctx, __target);\n  return 0;\n}\n"))
+                  "*__ctx) {\n  __u64 __pid_tgid = mt_filter_targets ? bpf_get_current_pid_tgid() "
+                  ": 0;\n  volatile __u8 __target = mt_is_target_task(__pid_tgid);\n  "
+                  "mt_probe_0(__ctx, __target, __pid_tgid);\n  mt_probe_1(__ctx, __target, "
+                  "__pid_tgid);\n  return 0;\n}\n"))
       << p.source;
   EXPECT_EQ(p.source.find("SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_probe_"),
             std::string::npos);
