@@ -778,15 +778,24 @@ local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "fl
                         completed = since_start:format("completed", "completed") })
 enter.stop_filter = nil  -- a call has a stop only where its start was kept
 local read_entry, queues_at_entry = queues("ring")
+-- The ring an enter names: by its fd in the process, or, when the
+-- application registered the ring's fd (io_uring_register_ring_fd), by
+-- its index in the calling task's registered rings.
+local ring_of_enter = "map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd))"
+if has_field("struct io_uring_task", "registered_rings") then
+  ring_of_enter = c([[!(args.flags & ${REGISTERED}) ? ${by_fd} : args.fd >= ${MAX} ? 0 :
+    (__u64)task->io_uring->registered_rings[args.fd]->private_data]],
+    { REGISTERED = iouring.ENTER_REGISTERED_RING, MAX = iouring.RINGFD_REG_MAX, by_fd = ring_of_enter })
+end
 enter.start_action = c([[
-  __u64 ring = map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd));
+  __u64 ring = ${ring_of_enter};
   __auto_type state = ${state};
   if (!state && !param.all_rings) return 0;
   ${read_entry}__u32 reaped = 0; if (state) {
     reaped = state->entered ? cq_head - state->cq_head : 0;
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
-  { state = ring_of("ring"), read_entry = read_entry,
+  { ring_of_enter = ring_of_enter, state = ring_of("ring"), read_entry = read_entry,
     time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,

@@ -28,5 +28,7 @@ iouring.CQE_F_MORE = 2       -- IORING_CQE_F_MORE: more completions of this requ
 iouring.ENTER_GETEVENTS = 1  -- IORING_ENTER_GETEVENTS: wait for completions
 iouring.ENTER_SQ_WAKEUP = 2  -- IORING_ENTER_SQ_WAKEUP: wake the SQ poll thread
 iouring.ENTER_SQ_WAIT = 4    -- IORING_ENTER_SQ_WAIT: wait for room in the submission queue
+iouring.ENTER_REGISTERED_RING = 16  -- IORING_ENTER_REGISTERED_RING: fd indexes the task's registered rings
+iouring.RINGFD_REG_MAX = 16  -- IO_RINGFD_REG_MAX: how many rings a task may register
 
 return iouring

@@ -17,11 +17,11 @@ namespace {
 
 class E2eUringViews : public BpfTest {};
 
-// uring_queues DEPTH NOPS REAP WAIT_MS
+// uring_queues DEPTH NOPS REAP WAIT_MS [registered]
 constexpr int kDepth = 8, kNops = 5, kReap = 3, kWaitMs = 20;
-std::string queues_command() {
+std::string queues_command(const char *registered = "") {
   return workload("uring_queues") + " " + std::to_string(kDepth) + " " + std::to_string(kNops) +
-         " " + std::to_string(kReap) + " " + std::to_string(kWaitMs);
+         " " + std::to_string(kReap) + " " + std::to_string(kWaitMs) + registered;
 }
 
 struct Queues {
@@ -38,8 +38,11 @@ int64_t signed_arg(const mt::FxtRecord &r, const std::string &name) {
   return static_cast<int64_t>(arg(r, name));
 }
 
-TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
-  Trace t = trace_of(queues_command());
+// The ring's track in the trace of uring_queues COMMAND, its counters at
+// the entry and exit of each of the 5 enters and its reaping marks, each
+// enter's flags holding ENTER_FLAGS.
+void expect_queues_at_every_enter(const std::string &command, uint64_t enter_flags) {
+  Trace t = trace_of(command);
   auto creates = t.named("create");
   ASSERT_EQ(creates.size(), 1u);
   char ring[32];
@@ -76,6 +79,8 @@ TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
     }
   ASSERT_EQ(seen.size(), 10u);
   ASSERT_EQ(t.named("io_uring_enter").size(), 5u);
+  for (const auto *enter : t.named("io_uring_enter"))
+    EXPECT_EQ(arg(*enter, "flags") & enter_flags, enter_flags);
   int all = kNops - kReap + 2 + kDepth;
   std::vector<std::pair<int, Queues>> expected = {
       {0, {0, kDepth, 0}},
@@ -101,6 +106,18 @@ TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
   }
   std::vector<std::pair<uint64_t, uint64_t>> want = {{kReap, kReap}, {all, kReap + all}};
   EXPECT_EQ(reaped, want);
+}
+
+TEST_F(E2eUringViews, EachRingHasATrackWithItsQueuesAtEveryEnter) {
+  expect_queues_at_every_enter(queues_command(), 0);
+}
+
+// liburing's io_uring_register_ring_fd: each enter names the ring by its
+// index among the task's registered rings (IORING_ENTER_REGISTERED_RING),
+// which is no fd of the process.
+TEST_F(E2eUringViews, ARingEnteredByItsRegisteredIndexHasTheSameTrack) {
+  constexpr uint64_t kRegisteredRing = 16;
+  expect_queues_at_every_enter(queues_command(" registered"), kRegisteredRing);
 }
 
 // The summary's row for (op, path) in its JSON data, or null.

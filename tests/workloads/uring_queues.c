@@ -2,10 +2,13 @@
  * per-ring counters (requests in flight, submission and completion queue
  * occupancy), its reaping marks and its exit summary.
  *
- * usage: uring_queues DEPTH NOPS REAP WAIT_MS
+ * usage: uring_queues DEPTH NOPS REAP WAIT_MS [registered]
  *        (1 <= DEPTH <= 32, 1 <= NOPS <= 32, 0 <= REAP <= NOPS, WAIT_MS >= 0)
  *
- * One ring (64 entries, no setup flags) and one pipe; exactly five
+ * One ring (64 entries, no setup flags) and one pipe; with `registered`,
+ * the ring's fd registered first (io_uring_register_ring_fd), so that each
+ * enter names the ring by its index among the task's registered rings
+ * (IORING_ENTER_REGISTERED_RING) instead of its fd. Exactly five
  * io_uring_enter calls, each from io_uring_submit or io_uring_submit_and_wait
  * with the submission queue holding exactly the requests prepared since the
  * enter before (liburing 2.3 enters once per call when it has SQEs):
@@ -30,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <liburing.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +59,14 @@ static void nop(struct io_uring *ring, unsigned long long user_data) {
 }
 
 int main(int argc, char **argv) {
-  long depth = argc == 5 ? arg(argv[1], 1, 32) : -1;
-  long nops = argc == 5 ? arg(argv[2], 1, 32) : -1;
-  long reap = argc == 5 ? arg(argv[3], 0, nops < 0 ? 0 : nops) : -1;
-  long wait_ms = argc == 5 ? arg(argv[4], 0, 60000) : -1;
+  bool ok = argc == 5 || (argc == 6 && strcmp(argv[5], "registered") == 0);
+  long depth = ok ? arg(argv[1], 1, 32) : -1;
+  long nops = ok ? arg(argv[2], 1, 32) : -1;
+  long reap = ok ? arg(argv[3], 0, nops < 0 ? 0 : nops) : -1;
+  long wait_ms = ok ? arg(argv[4], 0, 60000) : -1;
   if (depth < 0 || nops < 0 || reap < 0 || wait_ms < 0) {
-    fprintf(stderr, "usage: uring_queues DEPTH(1-32) NOPS(1-32) REAP(0-NOPS) WAIT_MS\n");
+    fprintf(stderr,
+            "usage: uring_queues DEPTH(1-32) NOPS(1-32) REAP(0-NOPS) WAIT_MS [registered]\n");
     return 2;
   }
   struct io_uring ring;
@@ -69,6 +75,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "uring_queues: setup: %s\n", strerror(err < 0 ? -err : errno));
     return 1;
   }
+  if (argc == 6 && (err = io_uring_register_ring_fd(&ring)) != 1)
+    return fail("rings registered", err, 1);
   char bytes[32];
   for (long i = 0; i < depth; i++) {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
