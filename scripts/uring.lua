@@ -60,7 +60,9 @@ local c = require("ctemplate").c
 -- through the overflow list, and whether its completion queue came near
 -- overflowing (near: from then on its requests are found by user_data
 -- too, as the overflow event names no request); sqpoll: an SQ poll thread
--- submits its requests; closed: its process closed it or exited, and
+-- submits its requests; created: it was claimed when it was created, so
+-- its counts are whole (not from a later claim, under --all_rings or
+-- after giving way); closed: its process closed it or exited, and
 -- seen: its last submission, for who gives way to a new ring. Plain adds:
 -- the kernel submits a ring's requests under its uring_lock and posts its
 -- completions one at a time (under completion_lock, or uring_lock where
@@ -73,7 +75,8 @@ while WAYS << RING_BUCKET_BITS < RING_ENTRIES do RING_BUCKET_BITS = RING_BUCKET_
 local rings = map{ name = "rings", type = "array", key = "u32",
                    value = { ctx = "u64", submitted = "u64", completed = "u64", aux = "u64",
                              overflows = "u64", seen = "u64", cq_head = "u32", slot = "u16",
-                             entered = "u8", near = "u8", sqpoll = "u8", closed = "u8" },
+                             entered = "u8", near = "u8", sqpoll = "u8", created = "u8",
+                             closed = "u8" },
                    size = RING_ENTRIES }
 -- Hashes and flow ids take the low 32 bits of kernel addresses: a tp_btf
 -- program may compare and store a typed pointer, but only truncate it.
@@ -393,13 +396,15 @@ end
 probe("tracepoint:io_uring:io_uring_create", {
   action = c([[
     __auto_type claimed = ${claim};
-    if (claimed) claimed->sqpoll = !!(args.flags & ${SQPOLL}); map_set(owners, pid, 1);
-    map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);
+    if (claimed) { claimed->sqpoll = !!(args.flags & ${SQPOLL}); claimed->created = 1; }
+    map_set(owners, pid, 1);
+    if (!(args.flags & ${FD_ONLY}))  /* else args.fd is its registered index */
+      map_set(ring_of_fd, map_key(ring_of_fd, pid, args.fd), (__u64)args.ctx);
     __auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) {
       map_set(process_rings, pid, map_val(process_rings, .a = 0));
       rings_of = map_ptr(process_rings, pid); } if (rings_of) { ${remember}}]],
     { claim = claim_ring("args.ctx"), SQPOLL = iouring.SETUP_SQPOLL,
-      remember = remember_ring("rings_of", "args.ctx") }),
+      FD_ONLY = iouring.SETUP_REGISTERED_FD_ONLY, remember = remember_ring("rings_of", "args.ctx") }),
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
                     sq_thread = "(bool)(args.flags & " .. iouring.SETUP_SQPOLL .. ")" } },
@@ -788,11 +793,16 @@ local read_entry, queues_at_entry = queues("ring")
 -- of the program twice (2,712 instructions instead of 1,957).
 local ring_of_enter = "map_get(ring_of_fd, map_key(ring_of_fd, pid, args.fd))"
 if has_field("struct io_uring_task", "registered_rings") then
-  ring_of_enter = c([[!(args.flags & ${REGISTERED}) ? ${by_fd} : args.fd >= ${MAX} ? 0 : ({
+  ring_of_enter = c([[!(args.flags & ${REGISTERED}) ? ${by_fd} : (__u32)args.fd >= ${MAX} ? 0 : ({
     __u64 __p = 0; bpf_probe_read_kernel(&__p, 8, &task->io_uring);
-    bpf_probe_read_kernel(&__p, 8, &((struct io_uring_task *)__p)->registered_rings[args.fd]);
+    bpf_probe_read_kernel(&__p, 8, &((struct io_uring_task *)__p)->registered_rings[(__u32)args.fd]);
     bpf_probe_read_kernel(&__p, 8, &((struct file *)__p)->private_data); __p; })]],
     { REGISTERED = iouring.ENTER_REGISTERED_RING, MAX = iouring.RINGFD_REG_MAX, by_fd = ring_of_enter })
+end
+-- C: the state of ring CTX where it has been traced since it was created
+-- (else its counts, and the queue counters from them, would be partial).
+local function whole_ring(ctx)
+  return c("({ __auto_type __w = ${ring}; __w && __w->created ? __w : NULL; })", { ring = ring_of(ctx) })
 end
 enter.start_action = c([[
   __u64 ring = ${ring_of_enter};
@@ -802,7 +812,7 @@ enter.start_action = c([[
     reaped = state->entered ? cq_head - state->cq_head : 0;
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
-  { ring_of_enter = ring_of_enter, state = ring_of("ring"), read_entry = read_entry,
+  { ring_of_enter = ring_of_enter, state = whole_ring("ring"), read_entry = read_entry,
     time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,
@@ -820,7 +830,7 @@ enter.stop_action = c([[
     __u64 *__n = map_ptr(enters, ${SQ_WAKEUPS}); if (__n) *__n += 1; }
   if (start.flags & ${SQ_WAIT}) {
     __u64 *__n = map_ptr(enters, ${SQ_WAITS}); if (__n) *__n += 1; }]],
-  { state = ring_of("start.ring"), read_exit = read_exit, SQ_WAIT = iouring.ENTER_SQ_WAIT,
+  { state = whole_ring("start.ring"), read_exit = read_exit, SQ_WAIT = iouring.ENTER_SQ_WAIT,
     SQ_WAKEUP = iouring.ENTER_SQ_WAKEUP, SQ_WAKEUPS = SQ_WAKEUPS, SQ_WAITS = SQ_WAITS })
 table.insert(enter.draw, queues_at_exit)
 latency(enter)

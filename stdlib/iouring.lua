@@ -24,6 +24,7 @@ for number = 0, #uapi_ops do
 end
 
 iouring.SETUP_SQPOLL = 2     -- IORING_SETUP_SQPOLL: an SQ poll thread submits
+iouring.SETUP_REGISTERED_FD_ONLY = 1 << 15  -- the ring has no fd, only a registered index
 iouring.CQE_F_MORE = 2       -- IORING_CQE_F_MORE: more completions of this request follow
 iouring.ENTER_GETEVENTS = 1  -- IORING_ENTER_GETEVENTS: wait for completions
 iouring.ENTER_SQ_WAKEUP = 2  -- IORING_ENTER_SQ_WAKEUP: wake the SQ poll thread

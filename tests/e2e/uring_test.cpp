@@ -292,11 +292,17 @@ TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
   EXPECT_EQ(last, lost) << r;
 }
 
+// Such a ring has its enter slices and no queue counters (its counts would
+// start at the claim), however its enters name it: by fd, or by its index
+// among the thread's registered rings.
 TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
-  for (bool all : {false, true}) {
+  for (auto [all, registered] : {std::pair{false, false}, {true, false}, {true, true}}) {
     // The ring is set up at once, used 4 s later: after attaching, even
     // for a sanitized moontrace on a busy machine (1.5 s was too short).
-    Process storm({{workload("nop_storm"), "500", "8", "0", "4000"}});
+    std::vector<std::string> command = {workload("nop_storm"), "500", "8", "0", "4000"};
+    if (registered)
+      command.push_back("registered");
+    Process storm({command});
     TempDir dir;
     std::string file = dir.file("t.fxt");
     std::vector<std::string> argv = {"-o", file, "-p", std::to_string(storm.pid()), "uring"};
@@ -311,7 +317,13 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
     ASSERT_EQ(r.exit_code, 0) << r;
     Trace t = valid_trace(file);
     EXPECT_EQ(t.flow_points(8), all ? 500u : 0u) << "--all-rings " << all;
-    EXPECT_EQ(t.named("io_uring_enter").size(), all ? 500u / 8 + 1 : 0u) << "--all-rings " << all;
+    EXPECT_EQ(t.named("io_uring_enter").size(), all ? 500u / 8 + 1 : 0u)
+        << "--all-rings " << all << ", registered " << registered;
+    size_t counters = 0;
+    for (const auto &rec : t.records)
+      counters +=
+          rec.type == 4 && rec.event_type == 1 && rec.name.find(" queues") != std::string::npos;
+    EXPECT_EQ(counters, 0u) << "registered " << registered;
   }
 }
 

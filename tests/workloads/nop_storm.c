@@ -1,6 +1,8 @@
 /* Submits N io_uring NOPs with user_data 1..N in batches, then exits.
- * usage: nop_storm N [BATCH] [DELAY_MS_BEFORE_START] [DELAY_MS_AFTER_SETUP]
- * The second delay leaves a ring that exists before a tracer starts.
+ * usage: nop_storm N [BATCH] [DELAY_MS_BEFORE_START] [DELAY_MS_AFTER_SETUP] [registered]
+ * The second delay leaves a ring that exists before a tracer starts; with
+ * `registered`, the ring's fd is registered after it (each enter then names
+ * the ring by its registered index).
  * N written as SECONDs (e.g. 30s) submits for that long instead, and prints
  * how many NOPs completed (bench/uring.sh's storm at full speed for 30 s). */
 #include <liburing.h>
@@ -18,7 +20,8 @@ static double now_seconds(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nop_storm N|SECONDSs [BATCH] [DELAY_MS] [DELAY_MS_AFTER_SETUP]\n");
+    fprintf(stderr,
+            "usage: nop_storm N|SECONDSs [BATCH] [DELAY_MS] [DELAY_MS_AFTER_SETUP] [registered]\n");
     return 2;
   }
   char *unit;
@@ -40,6 +43,11 @@ int main(int argc, char **argv) {
   }
   if (argc > 4)
     usleep((useconds_t)strtoul(argv[4], NULL, 0) * 1000);
+  if (argc > 5 && strcmp(argv[5], "registered") == 0 &&
+      (err = io_uring_register_ring_fd(&ring)) != 1) {
+    fprintf(stderr, "io_uring_register_ring_fd: %d\n", err);
+    return 1;
+  }
   unsigned long next = 1, done = 0;
   if (seconds > 0)
     deadline = now_seconds() + seconds;
