@@ -121,6 +121,26 @@ TEST_F(E2eUringViews, ARingEnteredByItsRegisteredIndexHasTheSameTrack) {
   expect_queues_at_every_enter(queues_command(" registered"), kRegisteredRing);
 }
 
+// A ring set up with IORING_SETUP_REGISTERED_FD_ONLY has no fd: the index
+// its creation names is no fd of the process, and an io_uring_enter on
+// the fd of that number (another file, which the kernel refuses) is no
+// enter of the ring.
+TEST_F(E2eUringViews, ARingWithoutAnFdIsEnteredOnlyByItsIndex) {
+  auto probe = run(Command{{workload("uring_fd_only")}});
+  if (probe.exit_code == 77)
+    GTEST_SKIP() << probe.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe;
+  Trace t = trace_of(workload("uring_fd_only"));
+  auto creates = t.named("create");
+  ASSERT_EQ(creates.size(), 1u);
+  auto enters = t.named("io_uring_enter");
+  ASSERT_EQ(enters.size(), 1u);
+  EXPECT_EQ(arg(*enters[0], "flags") & kRegisteredRing, kRegisteredRing);
+  EXPECT_EQ(arg(*enters[0], "fd"), arg(*creates[0], "fd"));
+  EXPECT_EQ(t.named("submit").size(), 1u);
+  EXPECT_EQ(t.named("complete").size(), 1u);
+}
+
 // The summary's row for (op, path) in its JSON data, or null.
 nlohmann::json op_row(const nlohmann::json &summary, const std::string &op,
                       const std::string &path) {
