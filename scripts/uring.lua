@@ -452,7 +452,11 @@ local chains = map{ name = "chains", type = "lru_hash", key = { ring = "u64", re
 local function chain_key(req)
   return "map_key(chains, (__u64)args.ctx, (__u64)" .. req .. ")"
 end
-local chain_salt = "0x6c696e6b00000000ULL"  -- keeps chain flows apart from request flows
+-- Keeps chain flows apart from request flows: in both halves, as the
+-- table of flows to follow elsewhere (-p/-c) takes the low half for its
+-- slot, where a chain flow took its request's. Odd, so never the low half
+-- of a request's (an aligned address).
+local chain_salt = "0x6c696e6b6c696e6bULL"
 -- Whether any link was seen: until then completions skip `chains`.
 local linked = map{ name = "linked", type = "array", key = "u32", value = "u8", size = 1 }
 probe("tracepoint:io_uring:io_uring_link", {
