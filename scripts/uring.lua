@@ -141,6 +141,14 @@ local function claim_ring(ctx)
 end
 -- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 8 }
+-- Slots of enters: completions through the overflow list; completions
+-- left unreaped when their ring was closed or its process exited, and
+-- the rings that left some; io_uring_enter calls that woke an SQ poll
+-- thread (IORING_ENTER_SQ_WAKEUP) and that waited for room in the
+-- submission queue (IORING_ENTER_SQ_WAIT); requests in flight whose entry
+-- in `requests` a newer one took.
+local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS, REQUESTS_EVICTED = 2, 3, 4, 5, 6, 7
 -- Every request of a traced ring, in one of the 4 entries of the bucket
 -- its address hashes to (req: which request holds the entry; a request
 -- address is unique while it is in flight): whether sampling keeps it
@@ -148,7 +156,8 @@ local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
 -- hop of a kept request is drawn, and none of a dropped one), and for the
 -- summary its opcode, its path (0 inline, 1 poll, 2 io-worker, 3 retried)
 -- and when it was submitted. Only a fifth request in flight in one bucket
--- takes the entry of another (65536 entries).
+-- takes the entry of another (65536 entries), counted for the summary:
+-- that request's flow then never ends, nor is its latency counted.
 local REQUEST_BUCKET_BITS = 14
 local requests = map{ name = "requests", type = "array", key = "u32",
                       value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
@@ -157,10 +166,12 @@ local requests = map{ name = "requests", type = "array", key = "u32",
 local function request_of(req)
   return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q && __e->keep", "NULL")
 end
--- C: an entry for request REQ: its own, a free one, or else the bucket's first.
+-- C: an entry for request REQ: its own, a free one, or else the bucket's
+-- first, whose request was still in flight (counted in `enters`).
 local function new_request(req)
   return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q || !__e->keep",
-                      "map_ptr(requests, __b)")
+                      "({ __u64 *__ev = map_ptr(enters, " .. REQUESTS_EVICTED .. "); if (__ev) *__ev += 1; " ..
+                      "map_ptr(requests, __b); })")
 end
 local INLINE, POLL, IO_WORKER, RETRIED = 0, 1, 2, 3
 -- A buffered read that finds its pages still being read in does not
@@ -229,13 +240,6 @@ local function count_latency(opcode, path, ns)
     if (__n) __sync_fetch_and_add(__n, 1); }]], { opcode = opcode, ns = ns, OTHER = OTHER_OPCODES, PATHS = PATHS,
                                 path = path, SLOTS = LATENCY_SLOTS, LAST = LATENCY_SLOTS - 1 })
 end
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 7 }
--- Slots of enters: completions through the overflow list; completions
--- left unreaped when their ring was closed or its process exited, and
--- the rings that left some; io_uring_enter calls that woke an SQ poll
--- thread (IORING_ENTER_SQ_WAKEUP) and that waited for room in the
--- submission queue (IORING_ENTER_SQ_WAIT).
-local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS = 2, 3, 4, 5, 6
 -- When the application reaps a completion (moves the completion queue's
 -- head past it, in its own memory), for the summary, for one completion
 -- in 8 (by its place in the queue: the cost stays off most requests): the
@@ -940,6 +944,7 @@ local function summary()
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
            io_workers_at_once = at_once, io_workers_process = busiest,
            overflows = overflows, rings_evicted = ring_claims:get(EVICTED) or 0,
+           requests_untracked = enters:get(REQUESTS_EVICTED) or 0,
            lost = lost() }
 end
 
@@ -1038,6 +1043,14 @@ local function diagnose(s)
                        "raise --rings", s.rings_evicted, s.rings_evicted == 1 and "" or "s",
                        RING_ENTRIES),
          { rings = s.rings_evicted })
+  end
+  if s.requests_untracked > 0 then
+    find("requests_untracked",
+         string.format("%d request%s in flight gave way to newer ones in the tracer's table " ..
+                       "of %d requests (4 in each of its buckets): their flows do not end and " ..
+                       "their latencies are not counted above", s.requests_untracked,
+                       s.requests_untracked == 1 and "" or "s", WAYS << REQUEST_BUCKET_BITS),
+         { requests = s.requests_untracked })
   end
   return findings
 end

@@ -121,6 +121,26 @@ TEST_F(E2eUringViews, ARingEnteredByItsRegisteredIndexHasTheSameTrack) {
   expect_queues_at_every_enter(queues_command(" registered"), kRegisteredRing);
 }
 
+// More requests in flight than the tracer's table of them holds in some
+// of its buckets (4 each; 16,384 requests over 16,384 buckets leave
+// about 60 buckets with a fifth): each request that gave way is counted,
+// and the summary says so, instead of leaving the count silently short.
+TEST_F(E2eUringViews, RequestsThatGaveWayInTheTableAreCountedNotSilentlyLost) {
+  constexpr int kInFlight = 16384;
+  auto [t, r] =
+      run_uring(workload("uring_in_flight") + " " + std::to_string(kInFlight), {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  int untracked = summary["requests_untracked"].get<int>();
+  EXPECT_GT(untracked, 0) << summary.dump();
+  EXPECT_EQ(summary["requests"].get<int>() + untracked, kInFlight) << summary.dump();
+  bool found = false;
+  for (const auto &f : summary["findings"])
+    found |= f["name"] == "requests_untracked" && f["evidence"]["requests"] == untracked;
+  EXPECT_TRUE(found) << summary.dump();
+  EXPECT_EQ(t.named("complete").size(), static_cast<size_t>(kInFlight - untracked));
+}
+
 // A ring set up with IORING_SETUP_REGISTERED_FD_ONLY has no fd: the index
 // its creation names is no fd of the process, and an io_uring_enter on
 // the fd of that number (another file, which the kernel refuses) is no
