@@ -829,9 +829,12 @@ enter.start_draw = {
 }
 local read_exit, queues_at_exit = queues("start.ring")
 -- Requests per enter, for the summary (counted per CPU: no atomic adds),
--- but for waits for room on an SQ poll thread's queue, counted apart.
+-- of the calls that submit: not waits for completions alone (to_submit
+-- 0), nor an SQ poll ring's, whose thread submits (its calls wake the
+-- thread, or wait for room in its queue: counted apart).
 enter.stop_action = c([[
-  __auto_type state = ${state}; ${read_exit}if (args.ret >= 0 && !(start.flags & ${SQ_WAIT})) {
+  __auto_type state = ${state}; ${read_exit}if (args.ret >= 0 && start.to_submit &&
+      !(start.flags & ${SQ_WAIT}) && !(state && state->sqpoll)) {
     __u64 *calls = map_ptr(enters, 0), *submitted = map_ptr(enters, 1);
     if (calls) *calls += 1; if (submitted) *submitted += args.ret; }
   if (start.flags & ${SQ_WAKEUP}) {

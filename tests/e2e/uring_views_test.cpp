@@ -141,6 +141,23 @@ TEST_F(E2eUringViews, RequestsThatGaveWayInTheTableAreCountedNotSilentlyLost) {
   EXPECT_EQ(t.named("complete").size(), static_cast<size_t>(kInFlight - untracked));
 }
 
+// Calls that only wait for completions submit nothing: the summary's
+// enters and requests per enter leave them out (uring_in_flight 16: one
+// enter submits the 16 timeouts, then the application waits in others).
+TEST_F(E2eUringViews, EntersThatOnlyWaitAreNotCountedAsSubmitting) {
+  auto [t, r] = run_uring(workload("uring_in_flight") + " 16", {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  size_t waits = 0;
+  for (const auto *e : t.named("io_uring_enter"))
+    waits += arg(*e, "to_submit") == 0;
+  EXPECT_GE(waits, 1u);
+  EXPECT_EQ(t.named("io_uring_enter").size(), waits + 1);
+  EXPECT_EQ(summary["enters"], 1);
+  EXPECT_EQ(summary["submitted"], 16);
+  EXPECT_DOUBLE_EQ(summary["requests_per_enter"].get<double>(), 16.0);
+}
+
 // A ring set up with IORING_SETUP_REGISTERED_FD_ONLY has no fd: the index
 // its creation names is no fd of the process, and an io_uring_enter on
 // the fd of that number (another file, which the kernel refuses) is no
@@ -388,6 +405,9 @@ TEST_F(E2eUringViews, FindingsNameSqpollIdleOnlyWhereTheThreadHadToBeWoken) {
   auto [t1, idle] = run_uring(workload("uring_sqpoll") + " 40 pause 20", {"-f", "json"});
   auto found = findings_of(idle);
   ASSERT_EQ(found.count("sqpoll_idle"), 1u) << idle;
+  // The thread submits: the application's calls are no submissions.
+  EXPECT_EQ(data_of_type(json_lines(idle.out), "uring_summary")["enters"], 0) << idle;
+  EXPECT_EQ(found.count("small_batches"), 0u) << idle;
   uint64_t wakeups = enters_with_flag(t1, kEnterSqWakeup);
   EXPECT_GE(wakeups, 4u);
   EXPECT_EQ(found["sqpoll_idle"]["evidence"]["wakeups"], wakeups);
