@@ -141,14 +141,18 @@ local function claim_ring(ctx)
 end
 -- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 8 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 9 }
 -- Slots of enters: completions through the overflow list; completions
 -- left unreaped when their ring was closed or its process exited, and
 -- the rings that left some; io_uring_enter calls that woke an SQ poll
 -- thread (IORING_ENTER_SQ_WAKEUP) and that waited for room in the
 -- submission queue (IORING_ENTER_SQ_WAIT); requests in flight whose entry
--- in `requests` a newer one took.
+-- in `requests` a newer one took; requests that post no completion
+-- unless they fail (IOSQE_CQE_SKIP_SUCCESS).
 local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS, REQUESTS_EVICTED = 2, 3, 4, 5, 6, 7
+local REQUESTS_SKIPPING = 8
+-- The request's IOSQE_CQE_SKIP_SUCCESS, among its flags (REQ_F_CQE_SKIP).
+local CQE_SKIP = 1 << 6
 -- Every request of a traced ring, in one of the 4 entries of the bucket
 -- its address hashes to (req: which request holds the entry; a request
 -- address is unique while it is in flight): whether sampling keeps it
@@ -161,15 +165,17 @@ local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS, REQUESTS_EVICTE
 local REQUEST_BUCKET_BITS = 14
 local requests = map{ name = "requests", type = "array", key = "u32",
                       value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
-                                path = "u8" }, size = WAYS << REQUEST_BUCKET_BITS }
+                                path = "u8", skip = "u8" }, size = WAYS << REQUEST_BUCKET_BITS }
 -- C: the entry of request REQ in flight, or NULL.
 local function request_of(req)
   return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q && __e->keep", "NULL")
 end
--- C: an entry for request REQ: its own, a free one, or else the bucket's
--- first, whose request was still in flight (counted in `enters`).
+-- C: an entry for request REQ: its own, a free one (or one of a request
+-- that posts no completion unless it fails, which may never free it), or
+-- else the bucket's first, whose request was still in flight (counted in
+-- `enters`).
 local function new_request(req)
-  return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q || !__e->keep",
+  return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q || !__e->keep || __e->skip",
                       "({ __u64 *__ev = map_ptr(enters, " .. REQUESTS_EVICTED .. "); if (__ev) *__ev += 1; " ..
                       "map_ptr(requests, __b); })")
 end
@@ -369,9 +375,13 @@ local function decide(A)
   -- Keyed by the ring's address as its state keeps it: a load from a map,
   -- not from the request (in a macro's argument, which stays a pointer the
   -- verifier checks by scans of the kernel's BTF: mt_helpers.h, __mt_walk).
+  -- A request that posts no completion unless it fails is not counted in
+  -- flight: its failure's completion is one that ends no counted request.
   local R = { ctx = "ring->ctx", user_data = A.user_data }
   return c([[
-    ring->submitted += 1; ring->seen = nsecs; ${first_in_stint}
+    __u8 skip = !!(${flags} & ${CQE_SKIP}); if (!skip) ring->submitted += 1; else {
+      __u64 *__s = map_ptr(enters, ${SKIPPING}); if (__s) *__s += 1; }
+    ring->seen = nsecs; ${first_in_stint}
     if (!ring->near && ${may_overflow}) ring->near = 1;
     if (ring->near) map_set(by_user_data, ${near_key}, (__u64)${req});
     __u8 keep = param.sample >= 100 || bpf_get_prandom_u32() % 100 < param.sample ? 1 : 2;
@@ -379,10 +389,11 @@ local function decide(A)
     __auto_type entry = ${entry};
     if (entry) *entry = map_val(requests, .req = (__u64)${req}, .keep = keep,
                                 .opcode = opcode, .path = opcode == ${POLL_ADD} ? 1 : 0,
-                                .submitted = nsecs);
+                                .submitted = nsecs, .skip = skip);
     if (keep != 1) return 0;
     if (${multishot}) map_set(by_user_data, ${key}, (__u64)${req});]],
-    { first_in_stint = first_in_stint("ring->sqpoll"), may_overflow = cq_may_overflow(A.ctx),
+    { flags = A.flags, CQE_SKIP = CQE_SKIP, SKIPPING = REQUESTS_SKIPPING,
+      first_in_stint = first_in_stint("ring->sqpoll"), may_overflow = cq_may_overflow(A.ctx),
       near_key = by_user_data_key(R, NEAR), req = A.req, opcode = A.opcode,
       entry = new_request(A.req), POLL_ADD = op.POLL_ADD, multishot = multishot("opcode"),
       key = by_user_data_key(R, MULTISHOT) })
@@ -552,7 +563,7 @@ probe(complete_at, {
     __auto_type ring = ${ring}; if (!ring) return 0;
     ${count_completion}${last_completion}if ((${cflags} & ${MORE}) || !args.req) {
       ring->aux += 1; return 0; }
-    __auto_type r = ${entry}; if (!r) return 0;
+    __auto_type r = ${entry}; if (!r) return 0; if (r->skip) ring->aux += 1;
     __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
     ${path_at_completion}${count_latency}r->keep = 0;
     if (${multishot}) map_del(by_user_data, ${key});
@@ -602,6 +613,7 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
       req = map_get(by_user_data, ${key});
       if (!req) req = map_get(by_user_data, ${multishot_key});
       __auto_type r = req ? ${entry} : NULL; if (r) {
+        if (r->skip) ring->aux += 1;
         __u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1;
         ${path_at_completion}${count_latency}r->keep = 0;
         map_del(by_user_data, ${key});
@@ -948,6 +960,7 @@ local function summary()
            io_workers_at_once = at_once, io_workers_process = busiest,
            overflows = overflows, rings_evicted = ring_claims:get(EVICTED) or 0,
            requests_untracked = enters:get(REQUESTS_EVICTED) or 0,
+           requests_skipping = enters:get(REQUESTS_SKIPPING) or 0,
            lost = lost() }
 end
 
@@ -1062,6 +1075,11 @@ local function summary_text(s)
   local lines = { string.format("io_uring: %d requests completed, %d io_uring_enter calls " ..
                                 "submitting %.2f requests each, %d io-workers, %d events lost",
                                 s.requests, s.enters, s.requests_per_enter, s.io_workers, s.lost) }
+  if s.requests_skipping > 0 then
+    lines[#lines + 1] = string.format("%d more requests asked for no completion unless they failed " ..
+                                      "(IOSQE_CQE_SKIP_SUCCESS): only those that failed are below",
+                                      s.requests_skipping)
+  end
   if #s.ops > 0 then
     lines[#lines + 1] = string.format("%-18s %-9s %10s %12s %12s", "OPCODE", "PATH", "REQUESTS",
                                       "P50(us)", "P99(us)")

@@ -158,6 +158,29 @@ TEST_F(E2eUringViews, EntersThatOnlyWaitAreNotCountedAsSubmitting) {
   EXPECT_DOUBLE_EQ(summary["requests_per_enter"].get<double>(), 16.0);
 }
 
+// Requests with IOSQE_CQE_SKIP_SUCCESS post no completion unless they
+// fail (tests/workloads/uring_skip.c: 19 such, of which one read fails,
+// and 6 others): they are not left in flight, and the summary counts them
+// apart from the completions.
+TEST_F(E2eUringViews, RequestsThatSkipTheirCompletionAreNotLeftInFlight) {
+  auto [t, r] = run_uring(workload("uring_skip"), {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  EXPECT_EQ(summary["requests"], 7);
+  EXPECT_EQ(summary["requests_skipping"], 19);
+  EXPECT_EQ(summary["submitted"], 25);
+  EXPECT_EQ(summary["requests_untracked"], 0);
+  EXPECT_EQ(t.named("submit").size(), 25u);
+  EXPECT_EQ(t.named("complete").size(), 7u);
+  for (const auto &rec : t.records)
+    if (rec.type == 4 && rec.event_type == 1 && find_arg(rec, "in_flight")) {
+      EXPECT_EQ(signed_arg(rec, "in_flight"), 0) << "at " << rec.ts;
+    }
+  auto text = run_uring(workload("uring_skip")).second;
+  EXPECT_TRUE(contains(text.err, "19 more requests asked for no completion unless they failed"))
+      << text;
+}
+
 // A ring set up with IORING_SETUP_REGISTERED_FD_ONLY has no fd: the index
 // its creation names is no fd of the process, and an io_uring_enter on
 // the fd of that number (another file, which the kernel refuses) is no
