@@ -588,6 +588,24 @@ probe(complete_at, {
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
 })
+-- A zero-copy send (SEND_ZC, SENDMSG_ZC) completes twice: its result,
+-- with more to follow, then a notification once the kernel let go of the
+-- buffer (IORING_CQE_F_NOTIF), which the kernel posts from a request of
+-- its own: found by user_data, that ends the send, counted for the
+-- summary, and its flow.
+local zc_key = by_user_data_key(C, MULTISHOT)
+probe(complete_at, {
+  filter = c("(${cflags} & ${NOTIF}) && !(${cflags} & ${MORE}) && map_has(by_user_data, ${key})",
+             { cflags = C.cflags, NOTIF = iouring.CQE_F_NOTIF, MORE = MORE, key = zc_key }),
+  action = c([[
+    __u64 req = map_get(by_user_data, ${key}); __auto_type r = ${entry}; if (!r) return 0;
+    __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
+    ${count_latency}r->keep = 0; map_del(by_user_data, ${key}); if (keep != 1) return 0;]],
+    { key = zc_key, entry = request_of("req"),
+      count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted") }),
+  draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
+           flow = { id = flow_of({ req = "req", ctx = "args.ctx" }), point = "end" } },
+})
 
 -- A completion that found the completion queue full goes to the overflow
 -- list, and on to the queue once the application makes room. Where the

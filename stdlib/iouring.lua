@@ -26,6 +26,7 @@ end
 iouring.SETUP_SQPOLL = 2     -- IORING_SETUP_SQPOLL: an SQ poll thread submits
 iouring.SETUP_REGISTERED_FD_ONLY = 1 << 15  -- the ring has no fd, only a registered index
 iouring.CQE_F_MORE = 2       -- IORING_CQE_F_MORE: more completions of this request follow
+iouring.CQE_F_NOTIF = 8      -- IORING_CQE_F_NOTIF: a zero-copy send's notification, its last
 iouring.ENTER_GETEVENTS = 1  -- IORING_ENTER_GETEVENTS: wait for completions
 iouring.ENTER_SQ_WAKEUP = 2  -- IORING_ENTER_SQ_WAKEUP: wake the SQ poll thread
 iouring.ENTER_SQ_WAIT = 4    -- IORING_ENTER_SQ_WAIT: wait for room in the submission queue

@@ -181,6 +181,36 @@ TEST_F(E2eUringViews, RequestsThatSkipTheirCompletionAreNotLeftInFlight) {
       << text;
 }
 
+// A zero-copy send completes with its result (more to follow), then with
+// a notification the kernel posts from a request of its own: the send's
+// flow ends there, and the summary counts the send once.
+TEST_F(E2eUringViews, AZeroCopySendEndsAtItsNotification) {
+  constexpr int kSends = 3;
+  auto probe = run(Command{{workload("uring_send_zc"), std::to_string(kSends)}});
+  if (probe.exit_code == 77)
+    GTEST_SKIP() << probe.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe;
+  auto [t, r] = run_uring(workload("uring_send_zc") + " " + std::to_string(kSends), {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  EXPECT_EQ(summary["requests"], kSends);
+  ASSERT_EQ(summary["ops"].size(), 1u) << summary.dump();
+  EXPECT_EQ(summary["ops"][0]["op"], "SEND_ZC");
+  EXPECT_EQ(t.named("complete").size(), 2u * kSends);
+  EXPECT_EQ(t.flow_points(8), static_cast<size_t>(kSends));
+  auto ends = ended_requests(t);
+  ASSERT_EQ(ends.size(), static_cast<size_t>(kSends));
+  for (const auto &[end, user_data] : ends) {
+    const mt::FxtRecord *complete = nullptr;
+    for (const auto *c : t.named("complete"))
+      if (c->tid == end->tid && c->ts == end->ts)
+        complete = c;
+    ASSERT_TRUE(complete) << "the flow of " << user_data << " ends on no complete";
+    EXPECT_TRUE(arg(*complete, "cflags") & 8)
+        << "the flow of " << user_data << " ends before its notification";
+  }
+}
+
 // A ring set up with IORING_SETUP_REGISTERED_FD_ONLY has no fd: the index
 // its creation names is no fd of the process, and an io_uring_enter on
 // the fd of that number (another file, which the kernel refuses) is no
