@@ -349,10 +349,19 @@ end
 local function multishot(opcode)
   local mask = 0
   for _, name in ipairs({ "POLL_ADD", "RECVMSG", "TIMEOUT", "ACCEPT", "RECV", "URING_CMD",
-                          "SEND_ZC", "SENDMSG_ZC", "READ_MULTISHOT" }) do
+                          "READ_MULTISHOT" }) do
     mask = mask | 1 << op[name]
   end
   return ("(%s < 64 && (0x%xULL >> %s & 1))"):format(opcode, mask, opcode)
+end
+-- Zero-copy sends (SEND_ZC, SENDMSG_ZC) complete twice: their result, with
+-- more to follow, then a notification once the kernel let go of the
+-- buffer (IORING_CQE_F_NOTIF), which the kernel posts from a request of
+-- its own, the send's being freed at its result. So the result ends the
+-- send (its address may then be a new request's), and the notification
+-- ends none.
+local function zero_copy(opcode)
+  return ("(%s == %d || %s == %d)"):format(opcode, op.SEND_ZC, opcode, op.SENDMSG_ZC)
 end
 -- C: whether the completions waiting in ring CTX's queue and its requests
 -- in flight (this one included) are more than the queue holds.
@@ -556,21 +565,25 @@ end
 -- Every completion of a traced ring is counted, sampled or not. The last
 -- one of a request ends it, counted for the summary, and its flow, unless
 -- more completions follow (multishot: IORING_CQE_F_MORE), which are steps,
--- found by user_data when the kernel gives no request pointer. A
+-- found by user_data when the kernel gives no request pointer (a
+-- zero-copy send's result ends it, and its notification nothing). A
 -- completion carries only its result and flags: the rest is on the submit.
 probe(complete_at, {
   action = c([[
     __auto_type ring = ${ring}; if (!ring) return 0;
-    ${count_completion}${last_completion}if ((${cflags} & ${MORE}) || !args.req) {
+    ${count_completion}${last_completion}if ((${cflags} & ${NOTIF}) || !args.req) {
       ring->aux += 1; return 0; }
-    __auto_type r = ${entry}; if (!r) return 0; if (r->skip) ring->aux += 1;
+    __auto_type r = ${entry};
+    if ((${cflags} & ${MORE}) && !(r && ${zero_copy})) { ring->aux += 1; return 0; }
+    if (!r) return 0; if (r->skip) ring->aux += 1;
     __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
     ${path_at_completion}${count_latency}r->keep = 0;
     if (${multishot}) map_del(by_user_data, ${key});
     if (ring->near) map_del(by_user_data, ${near_key});
     if (keep != 1) return 0; ${first_in_stint}]],
     { ring = ring_of("args.ctx"), count_completion = count_completion(),
-      last_completion = last_completion, cflags = C.cflags, MORE = MORE,
+      last_completion = last_completion, cflags = C.cflags, MORE = MORE, NOTIF = iouring.CQE_F_NOTIF,
+      zero_copy = zero_copy("r->opcode"),
       entry = request_of("args.req"),
       path_at_completion = path_at_completion("args.req", "r_opcode"),
       count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted"),
@@ -587,24 +600,6 @@ probe(complete_at, {
              { cflags = C.cflags, MORE = MORE, key = by_user_data_key(C, MULTISHOT) }),
   draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
            flow = { id = flow_of({ req = more_req, ctx = "args.ctx" }), point = "step" } },
-})
--- A zero-copy send (SEND_ZC, SENDMSG_ZC) completes twice: its result,
--- with more to follow, then a notification once the kernel let go of the
--- buffer (IORING_CQE_F_NOTIF), which the kernel posts from a request of
--- its own: found by user_data, that ends the send, counted for the
--- summary, and its flow.
-local zc_key = by_user_data_key(C, MULTISHOT)
-probe(complete_at, {
-  filter = c("(${cflags} & ${NOTIF}) && !(${cflags} & ${MORE}) && map_has(by_user_data, ${key})",
-             { cflags = C.cflags, NOTIF = iouring.CQE_F_NOTIF, MORE = MORE, key = zc_key }),
-  action = c([[
-    __u64 req = map_get(by_user_data, ${key}); __auto_type r = ${entry}; if (!r) return 0;
-    __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
-    ${count_latency}r->keep = 0; map_del(by_user_data, ${key}); if (keep != 1) return 0;]],
-    { key = zc_key, entry = request_of("req"),
-      count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted") }),
-  draw = { kind = "slice", name = "complete", category = cat, args = { res = C.res, cflags = C.cflags },
-           flow = { id = flow_of({ req = "req", ctx = "args.ctx" }), point = "end" } },
 })
 
 -- A completion that found the completion queue full goes to the overflow
