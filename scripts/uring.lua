@@ -141,16 +141,22 @@ local function claim_ring(ctx)
 end
 -- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 9 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 10 }
 -- Slots of enters: completions through the overflow list; completions
 -- left unreaped when their ring was closed or its process exited, and
 -- the rings that left some; io_uring_enter calls that woke an SQ poll
 -- thread (IORING_ENTER_SQ_WAKEUP) and that waited for room in the
 -- submission queue (IORING_ENTER_SQ_WAIT); requests in flight whose entry
 -- in `requests` a newer one took; requests that post no completion
--- unless they fail (IOSQE_CQE_SKIP_SUCCESS).
+-- unless they fail (IOSQE_CQE_SKIP_SUCCESS), and those that failed.
 local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS, REQUESTS_EVICTED = 2, 3, 4, 5, 6, 7
-local REQUESTS_SKIPPING = 8
+local REQUESTS_SKIPPING, SKIPPING_FAILED = 8, 9
+-- C: the completion of entry R's request, which posts none unless it
+-- fails: one that ends no counted request.
+local function skip_failed(R)
+  return c([[if (${R}->skip) { ring->aux += 1;
+    __u64 *__f = map_ptr(enters, ${FAILED}); if (__f) *__f += 1; }]], { R = R, FAILED = SKIPPING_FAILED }) .. " "
+end
 -- The request's IOSQE_CQE_SKIP_SUCCESS, among its flags (REQ_F_CQE_SKIP).
 local CQE_SKIP = 1 << 6
 -- Every request of a traced ring, in one of the 4 entries of the bucket
@@ -170,14 +176,20 @@ local requests = map{ name = "requests", type = "array", key = "u32",
 local function request_of(req)
   return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q && __e->keep", "NULL")
 end
--- C: an entry for request REQ: its own, a free one (or one of a request
--- that posts no completion unless it fails, which may never free it), or
--- else the bucket's first, whose request was still in flight (counted in
--- `enters`).
+-- C: an entry for request REQ: its own or a free one; else one of a
+-- request that posts no completion unless it fails (which may never free
+-- it); else the bucket's first, whose request was still in flight
+-- (counted in `enters`).
 local function new_request(req)
-  return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q || !__e->keep || __e->skip",
-                      "({ __u64 *__ev = map_ptr(enters, " .. REQUESTS_EVICTED .. "); if (__ev) *__ev += 1; " ..
-                      "map_ptr(requests, __b); })")
+  local t = { "({ __typeof__(requests.value) __t = NULL, __x; " }
+  for way = 0, WAYS - 1 do
+    t[#t + 1] = c("if (!__t && (__x = map_ptr(requests, __b + ${way})) && __x->skip) __t = __x; ",
+                  { way = way })
+  end
+  t[#t + 1] = c([[if (!__t) { __u64 *__ev = map_ptr(enters, ${EVICTED}); if (__ev) *__ev += 1;
+                    __t = map_ptr(requests, __b); } __t; })]], { EVICTED = REQUESTS_EVICTED })
+  return bucket_entry("requests", REQUEST_BUCKET_BITS, req, "__e->req == __q || !__e->keep",
+                      table.concat(t))
 end
 local INLINE, POLL, IO_WORKER, RETRIED = 0, 1, 2, 3
 -- A buffered read that finds its pages still being read in does not
@@ -575,7 +587,7 @@ probe(complete_at, {
       ring->aux += 1; return 0; }
     __auto_type r = ${entry};
     if ((${cflags} & ${MORE}) && !(r && ${zero_copy})) { ring->aux += 1; return 0; }
-    if (!r) return 0; if (r->skip) ring->aux += 1;
+    if (!r) return 0; ${skip_failed}
     __u8 keep = r->keep, path = r->path, r_opcode = r->opcode;
     ${path_at_completion}${count_latency}r->keep = 0;
     if (${multishot}) map_del(by_user_data, ${key});
@@ -583,7 +595,7 @@ probe(complete_at, {
     if (keep != 1) return 0; ${first_in_stint}]],
     { ring = ring_of("args.ctx"), count_completion = count_completion(),
       last_completion = last_completion, cflags = C.cflags, MORE = MORE, NOTIF = iouring.CQE_F_NOTIF,
-      zero_copy = zero_copy("r->opcode"),
+      zero_copy = zero_copy("r->opcode"), skip_failed = skip_failed("r"),
       entry = request_of("args.req"),
       path_at_completion = path_at_completion("args.req", "r_opcode"),
       count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted"),
@@ -626,14 +638,14 @@ probe("tracepoint:io_uring:io_uring_cqe_overflow", {
       req = map_get(by_user_data, ${key});
       if (!req) req = map_get(by_user_data, ${multishot_key});
       __auto_type r = req ? ${entry} : NULL; if (r) {
-        if (r->skip) ring->aux += 1;
+        ${skip_failed}
         __u8 path = r->path, r_opcode = r->opcode; ends = r->keep == 1;
         ${path_at_completion}${count_latency}r->keep = 0;
         map_del(by_user_data, ${key});
         map_del(by_user_data, ${multishot_key}); } } }]],
     { ring = ring_of("args.ctx"), OVERFLOWS = OVERFLOWS, not_counted_yet = not_counted_yet,
       count_completion = count_completion(), MORE = MORE, key = overflow_key,
-      multishot_key = overflow_multishot_key, entry = request_of("req"),
+      multishot_key = overflow_multishot_key, entry = request_of("req"), skip_failed = skip_failed("r"),
       path_at_completion = path_at_completion("req", "r_opcode"),
       count_latency = count_latency("r_opcode", "path", "nsecs - r->submitted") }),
   draw = {
@@ -973,7 +985,7 @@ local function summary()
            io_workers_at_once = at_once, io_workers_process = busiest,
            overflows = overflows, rings_evicted = ring_claims:get(EVICTED) or 0,
            requests_untracked = enters:get(REQUESTS_EVICTED) or 0,
-           requests_skipping = enters:get(REQUESTS_SKIPPING) or 0,
+           requests_skipping = (enters:get(REQUESTS_SKIPPING) or 0) - (enters:get(SKIPPING_FAILED) or 0),
            lost = lost() }
 end
 
@@ -1089,8 +1101,8 @@ local function summary_text(s)
                                 "submitting %.2f requests each, %d io-workers, %d events lost",
                                 s.requests, s.enters, s.requests_per_enter, s.io_workers, s.lost) }
   if s.requests_skipping > 0 then
-    lines[#lines + 1] = string.format("%d more requests asked for no completion unless they failed " ..
-                                      "(IOSQE_CQE_SKIP_SUCCESS): only those that failed are below",
+    lines[#lines + 1] = string.format("%d more requests posted no completion: they asked for none " ..
+                                      "unless they failed (IOSQE_CQE_SKIP_SUCCESS), and did not fail",
                                       s.requests_skipping)
   end
   if #s.ops > 0 then
