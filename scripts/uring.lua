@@ -42,6 +42,13 @@ end
 if most_rings < 4 or most_rings > 65536 or most_rings & (most_rings - 1) ~= 0 then
   error("--rings must be a power of two from 4 to 65536, not " .. most_rings)
 end
+local most_requests = param("requests", { type = "uint", default = 65536,
+  help = "requests followed in flight at once (a power of two, 64-1048576); a request that " ..
+         "finds its place taken (5 in one of the table's buckets of 4) takes that of one in " ..
+         "flight, and the summary says so" })
+if most_requests < 64 or most_requests > 1048576 or most_requests & (most_requests - 1) ~= 0 then
+  error("--requests must be a power of two from 64 to 1048576, not " .. most_requests)
+end
 
 fxt{ file = "uring.fxt" }
 local cat, iouring = "io_uring", require "iouring"
@@ -166,9 +173,10 @@ local CQE_SKIP = 1 << 6
 -- hop of a kept request is drawn, and none of a dropped one), and for the
 -- summary its opcode, its path (0 inline, 1 poll, 2 io-worker, 3 retried)
 -- and when it was submitted. Only a fifth request in flight in one bucket
--- takes the entry of another (65536 entries), counted for the summary:
--- that request's flow then never ends, nor is its latency counted.
-local REQUEST_BUCKET_BITS = 14
+-- takes the entry of another (--requests entries), counted for the
+-- summary: that request's flow then never ends, nor is its latency counted.
+local REQUEST_BUCKET_BITS = 0
+while WAYS << REQUEST_BUCKET_BITS < most_requests do REQUEST_BUCKET_BITS = REQUEST_BUCKET_BITS + 1 end
 local requests = map{ name = "requests", type = "array", key = "u32",
                       value = { req = "u64", submitted = "u64", keep = "u8", opcode = "u8",
                                 path = "u8", skip = "u8" }, size = WAYS << REQUEST_BUCKET_BITS }
@@ -1089,7 +1097,7 @@ local function diagnose(s)
     find("requests_untracked",
          string.format("%d request%s in flight gave way to newer ones in the tracer's table " ..
                        "of %d requests (4 in each of its buckets): their flows do not end and " ..
-                       "their latencies are not counted above", s.requests_untracked,
+                       "their latencies are not counted above; raise --requests", s.requests_untracked,
                        s.requests_untracked == 1 and "" or "s", WAYS << REQUEST_BUCKET_BITS),
          { requests = s.requests_untracked })
   end
