@@ -543,6 +543,18 @@ probe("tracepoint:io_uring:io_uring_fail_link", {
            flow = { id = flow_of({ req = "args.link", ctx = "args.ctx" }), point = "step" } },
 })
 
+-- A failing request that skips its completion has the kernel skip those
+-- of the requests linked after it, which it fails (io_fail_links sets
+-- REQ_F_CQE_SKIP on each before this event): they post none either.
+probe("tracepoint:io_uring:io_uring_fail_link", {
+  filter = c("((struct io_kiocb *)args.link)->flags & ${CQE_SKIP}", { CQE_SKIP = CQE_SKIP }),
+  action = c([[
+    __auto_type ring = ${ring}; __auto_type r = ${entry};
+    if (ring && r && !r->skip) { r->skip = 1; ring->submitted -= 1;
+      __u64 *__s = map_ptr(enters, ${SKIPPING}); if (__s) *__s += 1; }]],
+    { ring = ring_of("args.ctx"), entry = request_of("args.link"), SKIPPING = REQUESTS_SKIPPING }),
+})
+
 -- A request the kernel rejects before submitting it: its flow begins here
 -- (or steps, where it was submitted).
 local failed_args = { "args.user_data", "args.opcode", "args.flags", "args.off", "args.addr",

@@ -7,8 +7,12 @@
  * 8 NOPs, 6 of them with IOSQE_CQE_SKIP_SUCCESS, and waits for the 2
  * completions the others post; then a 4th enter submitting one READ of fd
  * -1 with IOSQE_CQE_SKIP_SUCCESS, which fails (EBADF) and so posts its
- * completion. So 25 requests, 7 completions. Exits 0 when every step saw
- * what it expected, 1 (saying why on stderr) otherwise. */
+ * completion; then a 5th submitting the same read linked (IOSQE_IO_LINK)
+ * to a NOP without the flag: the read fails and posts its completion, and
+ * the kernel fails the NOP (ECANCELED) with its completion skipped, as the
+ * read asked for its own. So 27 requests, 8 completions, 19 requests
+ * without one. Exits 0 when every step saw what it expected, 1 (saying why
+ * on stderr) otherwise. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -58,6 +62,17 @@ int main(void) {
   sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
   if ((err = io_uring_submit_and_wait(&ring, 1)) != 1)
     return fail("the failing read submitted", err, 1);
+  if (reap(&ring, 1, -EBADF))
+    return 1;
+  sqe = io_uring_get_sqe(&ring);
+  io_uring_prep_read(sqe, -1, &byte, 1, 0);
+  sqe->user_data = 101;
+  sqe->flags |= IOSQE_CQE_SKIP_SUCCESS | IOSQE_IO_LINK;
+  sqe = io_uring_get_sqe(&ring);
+  io_uring_prep_nop(sqe);
+  sqe->user_data = 102;
+  if ((err = io_uring_submit_and_wait(&ring, 1)) != 2)
+    return fail("the failing chain submitted", err, 2);
   if (reap(&ring, 1, -EBADF))
     return 1;
   io_uring_queue_exit(&ring);
