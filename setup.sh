@@ -12,7 +12,7 @@ packages=(
   liblua5.4-dev                                    # scripts
   nettle-dev openssh-client                        # packages: sha256, signatures (ssh-keygen)
   liburing-dev libgtest-dev fio                    # workloads and tests
-  plocate                                          # tests: a real program that reads with io_uring
+  plocate qemu-utils                               # tests: real programs that use io_uring (plocate, qemu-img)
   systemtap-sdt-dev                                # tests: a workload with USDT probes (sys/sdt.h)
   libc6-dbg                                        # tests: user stacks name libc's own functions from its debug file
   nlohmann-json3-dev                               # tests parse -f json output

@@ -5,7 +5,6 @@
 // summary counts what the trace shows.
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "tests/e2e/uring_trace.h"
 
@@ -28,14 +27,6 @@ void index_tree(const TempDir &dir, const std::string &db) {
   auto r = run(
       Command{{"updatedb", "--output", db, "--database-root", tree, "--require-visibility", "0"}});
   ASSERT_EQ(r.exit_code, 0) << r;
-}
-
-// The number before `what` in the summary's first line.
-uint64_t summary_count(const std::string &err, const std::string &what) {
-  std::smatch m;
-  if (!std::regex_search(err, m, std::regex("(\\d+) " + what)))
-    return 0;
-  return std::stoull(m[1]);
 }
 
 TEST_F(E2eUringPlocate, EachReadOfTheDatabaseIsOneWholeFlowInAnEnterOnTheRingsTrack) {

@@ -101,6 +101,14 @@ inline std::vector<std::pair<const mt::FxtRecord *, uint64_t>> ended_requests(co
   return out;
 }
 
+// The number before `what` in uring's summary ("N requests completed").
+inline uint64_t summary_count(const std::string &err, const std::string &what) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex("(\\d+) " + what)))
+    return 0;
+  return std::stoull(m[1]);
+}
+
 inline std::set<uint64_t> Trace::pids() const {
   std::set<uint64_t> out;
   for (const auto &r : records) {
