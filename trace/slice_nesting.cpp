@@ -2,6 +2,7 @@
 #include "trace/slice_nesting.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace mt {
 
@@ -34,15 +35,34 @@ bool ThreadNesting::fits(uint64_t thread, uint64_t start, uint64_t end) {
   } else if (!nest(roots, start, end)) {
     return false;
   }
-  if (roots.size() > kMaxRoots) {
-    // The older half becomes one root that holds others: what starts
-    // inside it is not known to fit, what holds it all does.
-    size_t forget = roots.size() / 2;
-    Root merged{roots[0].start, roots[forget - 1].end, true};
-    roots.erase(roots.begin() + 1, roots.begin() + forget);
-    roots[0] = merged;
-  }
+  if (roots.size() > kMaxRoots)
+    merge_older_half(roots);
   return true;
+}
+
+void ThreadNesting::merge_older_half(std::vector<Root> &roots) {
+  // Roots of the older half are joined across all but its widest gaps,
+  // into roots that hold others: what starts inside one is not known to
+  // fit, what holds one does. A slice that holds many drawn before it (an
+  // enter that submitted hundreds of requests) starts in such a gap: the
+  // time before its first, spent outside it, is wider than those between
+  // the hops it holds.
+  size_t older = roots.size() / 2, keep = older / 4;
+  std::vector<uint64_t> gaps;
+  for (size_t i = 0; i + 1 < older; i++)
+    gaps.push_back(roots[i + 1].start - roots[i].end);
+  std::nth_element(gaps.begin(), gaps.begin() + keep, gaps.end(), std::greater<>());
+  uint64_t widest = gaps[keep];  // gaps wider than this one are kept
+  size_t to = 0;
+  for (size_t i = 1; i < older; i++) {
+    if (roots[i].start - roots[to].end > widest) {
+      roots[++to] = roots[i];
+    } else {
+      roots[to].end = roots[i].end;
+      roots[to].holds = true;
+    }
+  }
+  roots.erase(roots.begin() + to + 1, roots.begin() + older);
 }
 
 bool ThreadNesting::nest(std::vector<Root> &roots, uint64_t start, uint64_t end) {

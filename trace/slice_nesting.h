@@ -20,10 +20,8 @@ class ThreadNesting {
   // sorts by start, equal starts in file order): if so it is taken as
   // drawn. A 1-ns slice always nests.
   bool fits(uint64_t thread, uint64_t start, uint64_t end);
-  // Roots kept per thread: beyond, the older half is merged into one, so
-  // that a slice holding more than about 1,000 others drawn before it (an
-  // io_uring_enter that submits over 500 requests, 2 hops each) may have
-  // to go to a lane. 48 KiB a thread at most.
+  // Roots kept per thread: beyond, the older half is merged into fewer
+  // (merge_older_half). 48 KiB a thread at most.
   static constexpr size_t kMaxRoots = 2048;
   // Threads remembered: beyond, all are forgotten at once.
   static constexpr size_t kMaxThreads = 1024;
@@ -39,6 +37,7 @@ class ThreadNesting {
   Thread &thread_of(uint64_t key);
   // fits() where the slice does not simply come after every root.
   static bool nest(std::vector<Root> &roots, uint64_t start, uint64_t end);
+  static void merge_older_half(std::vector<Root> &roots);
 
   std::unordered_map<uint64_t, Thread> threads_;
   // Records come from a few threads at a time: the last ones' entries

@@ -56,6 +56,22 @@ TEST(ThreadNesting, ASliceHoldingMoreThanTheRootsKeptFits) {
   EXPECT_TRUE(n.fits(1, 50, 100000));    // holds them all
 }
 
+// Enters one after another, each holding more hops than the roots kept:
+// each starts in the gap before its first hop, which stays a gap.
+TEST(ThreadNesting, EachOfManyEntersHoldingMoreThanTheRootsKeptFits) {
+  ThreadNesting n;
+  uint64_t at = 1000;
+  for (int enter = 0; enter < 10; enter++) {
+    uint64_t start = at, hops = ThreadNesting::kMaxRoots + 500 * enter;
+    for (uint64_t i = 0; i < hops; i++)
+      ASSERT_TRUE(n.fits(1, start + 800 + 150 * i, start + 900 + 150 * i));
+    uint64_t end = start + 1000 + 150 * hops;
+    EXPECT_TRUE(n.fits(1, start, end)) << "enter " << enter;
+    EXPECT_FALSE(n.fits(1, start + 850, end + 10)) << "starts inside a hop it does not hold";
+    at = end + 3000;
+  }
+}
+
 TEST(ThreadNesting, AfterThreadsAreForgottenOnlyLaterSlicesFit) {
   ThreadNesting n;
   EXPECT_TRUE(n.fits(0, 10, 1000));
