@@ -187,6 +187,20 @@ TEST_F(E2eUring, SamplingKeepsAboutThatShareOfRequestsEachWhole) {
   EXPECT_EQ(t.named("complete").size(), begins);
 }
 
+// Enters of 4,096 requests each: under -c each request's flow keeps its
+// mark in the table of flows to follow, and each enter, which holds more
+// hops than the sink keeps apart on a thread track, is drawn on its
+// thread's track.
+TEST_F(E2eUring, EntersOfThousandsOfRequestsAreWholeOnTheirThreadsTrack) {
+  auto [t, r] = run_uring(workload("nop_storm") + " 40960 4096");
+  EXPECT_FALSE(contains(r.err, "taken by another")) << r;
+  auto enters = t.named("io_uring_enter");
+  EXPECT_EQ(enters.size(), 10u) << r;
+  for (const auto *e : enters)
+    EXPECT_EQ(e->event_type, 4) << "a complete slice, on its thread's track";
+  EXPECT_EQ(ended_requests(t).size(), 40960u);
+}
+
 TEST_F(E2eUring, OverflowedCompletionsEndTheirFlowsAndAreMarkedOnTheRing) {
   // tests/workloads/uring_overflow.c: 4-entry queues, 10 batches of 4 NOPs
   // (user_data 1..40) submitted before any is reaped. The first batch fills
