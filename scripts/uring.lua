@@ -710,7 +710,7 @@ end
 -- the completion. (Not with the issue slices: a request may sleep in the
 -- middle of one, and slices that cross are dropped.) Everywhere, a counter
 -- of each process's io-workers, as they come and go.
-local PF_IO_WORKER = "0x10"
+local PF_IO_WORKER, PF_EXITING = "0x10", "0x4"
 local stint_ends = map{ name = "stint_ends", key = "u32", value = "u64", size = 4096 }
 local live_workers = map{ name = "live_workers", key = "u32", value = "s64", size = 4096 }
 local alive = map{ name = "alive", key = "u32", value = "u8", size = 4096 }  -- io-workers counted in
@@ -737,10 +737,13 @@ probe("tp_btf:sched_switch", {
     __u64 begin = nsecs - ran, *last = map_ptr(stint_ends, tid), *first = map_ptr(stint_first, tid);
     if (first) { if (*first - 2 < begin) begin = *first - 2; map_del(stint_first, tid); }
     if (last && begin < *last) begin = *last; if (begin > nsecs) begin = nsecs;
-    map_set(stint_ends, tid, nsecs); __s64 count = -1;
-    if (${is_worker} && !map_has(alive, tid)) { map_set(alive, tid, 1);
-      map_set(workers, tid, 1); ${count_workers} }]],
-    { is_worker = is_worker, count_workers = count_workers(1) }),
+    __s64 count = -1;
+    /* An exiting worker left the count at its exit, before its last switch. */
+    if (args.prev->flags & ${PF_EXITING}) map_del(stint_ends, tid);
+    else { map_set(stint_ends, tid, nsecs);
+      if (${is_worker} && !map_has(alive, tid)) { map_set(alive, tid, 1);
+        map_set(workers, tid, 1); ${count_workers} } }]],
+    { is_worker = is_worker, count_workers = count_workers(1), PF_EXITING = PF_EXITING }),
   draw = {
     workers_counter,
     not issue_at and

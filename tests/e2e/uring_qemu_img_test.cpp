@@ -97,6 +97,15 @@ TEST_F(E2eUringQemuImg, DirectWritesAndFlushesOnIoWorkersAreEachOneWholeFlow) {
       << r;
   EXPECT_EQ(std::stoull(m[1]), t.named("queue_async_work").size());
   EXPECT_EQ(std::stoull(m[2]), t.named("submit").size());
+  // Its io-workers exit with it: the process's io-workers counter ends at
+  // 0 (a worker's last switch, after its exit, does not count it again).
+  const mt::FxtRecord *last = nullptr;
+  for (const auto &rec : t.records)
+    if (rec.type == 4 && rec.event_type == 1 && rec.name == "io-workers" &&
+        (!last || rec.ts >= last->ts))
+      last = &rec;
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(arg(*last, "io_workers"), 0u);
   bool worker_named = false;
   for (const auto &[tid, name] : t.thread_names_by_tid())
     worker_named |= name.starts_with("iou-wrk-");
