@@ -845,12 +845,16 @@ local function time_reaping(S)
     { S = S, span = REAP_EVERY * REAP_KEPT, every_less_1 = REAP_EVERY - 1,
       EVERY = REAP_EVERY, KEPT = REAP_KEPT, SLOTS = LATENCY_SLOTS, LAST = LATENCY_SLOTS - 1 }) .. " "
 end
-local since_start = "(__u32)(state ? state->%s - start.%s : 0)"
+-- What the ring's requests did during the call, from its state however
+-- late it was claimed: a ring of --all_rings is claimed at its first
+-- request seen.
+-- (Read into numbers as soon as the ring is found: `seen` kept to the end
+-- made the verifier check the rest of each program once more.)
 local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
-                      { ring = "(__u64)ring", submitted = "(__u64)(state ? state->submitted : 0)",
-                        completed = "(__u64)(state ? state->completed : 0)" },
-                      { submitted = since_start:format("submitted", "submitted"),
-                        completed = since_start:format("completed", "completed") })
+                      { ring = "(__u64)ring", submitted = "(__u64)submitted",
+                        completed = "(__u64)completed" },
+                      { submitted = "(__u32)(submitted - start.submitted)",
+                        completed = "(__u32)(completed - start.completed)" })
 enter.stop_filter = nil  -- a call has a stop only where its start was kept
 local read_entry, queues_at_entry = queues("ring")
 -- The ring an enter names: by its fd in the process, or, when the
@@ -867,20 +871,36 @@ if has_field("struct io_uring_task", "registered_rings") then
     bpf_probe_read_kernel(&__p, 8, &((struct file *)__p)->private_data); __p; })]],
     { REGISTERED = iouring.ENTER_REGISTERED_RING, MAX = iouring.RINGFD_REG_MAX, by_fd = ring_of_enter })
 end
--- C: the state of ring CTX where it has been traced since it was created
--- (else its counts, and the queue counters from them, would be partial).
-local function whole_ring(ctx)
-  return c("({ __auto_type __w = ${ring}; __w && __w->created ? __w : NULL; })", { ring = ring_of(ctx) })
+-- C: `seen`, the state of ring CTX, its requests `submitted` and
+-- `completed`, and `state`, the same where it has been traced since it
+-- was created (else its counts, and the queue counters from them, would
+-- be partial).
+local function ring_states(ctx)
+  return c([[__auto_type seen = ${ring}; __auto_type state = seen && seen->created ? seen : NULL;
+             __u64 submitted = seen ? seen->submitted : 0, completed = seen ? seen->completed : 0;]],
+           { ring = ring_of(ctx) })
 end
+-- With --all_rings, a ring created before tracing is not in ring_of_fd:
+-- its fd's file's private data is taken for the ring, which is one where
+-- it was claimed (at its first request seen: at the call's end, for the
+-- call that submits that request), and else matches none.
 enter.start_action = c([[
   __u64 ring = ${ring_of_enter};
-  __auto_type state = ${state};
+  if (!ring && param.all_rings) {
+    __u64 __t = 0; __u32 __max = 0; bpf_probe_read_kernel(&__t, 8, &task->files);
+    bpf_probe_read_kernel(&__t, 8, &((struct files_struct *)__t)->fdt);
+    bpf_probe_read_kernel(&__max, 4, &((struct fdtable *)__t)->max_fds);
+    bpf_probe_read_kernel(&__t, 8, &((struct fdtable *)__t)->fd);
+    if ((__u32)args.fd < __max) {
+      bpf_probe_read_kernel(&ring, 8, (__u64 *)__t + (__u32)args.fd);
+      bpf_probe_read_kernel(&ring, 8, &((struct file *)ring)->private_data); } }
+  ${states}
   if (!state && !param.all_rings) return 0;
   ${read_entry}__u32 reaped = 0; if (state) {
     reaped = state->entered ? cq_head - state->cq_head : 0;
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
-  { ring_of_enter = ring_of_enter, state = whole_ring("ring"), read_entry = read_entry,
+  { ring_of_enter = ring_of_enter, states = ring_states("ring"), read_entry = read_entry,
     time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,
@@ -893,15 +913,15 @@ local read_exit, queues_at_exit = queues("start.ring")
 -- 0), nor an SQ poll ring's, whose thread submits (its calls wake the
 -- thread, or wait for room in its queue: counted apart).
 enter.stop_action = c([[
-  __auto_type state = ${state}; ${read_exit}if (args.ret >= 0 && start.to_submit &&
+  ${states} ${read_exit}if (args.ret >= 0 && start.to_submit &&
       !(start.flags & ${SQ_WAIT}) && !(state && state->sqpoll)) {
-    __u64 *calls = map_ptr(enters, 0), *submitted = map_ptr(enters, 1);
-    if (calls) *calls += 1; if (submitted) *submitted += args.ret; }
+    __u64 *__calls = map_ptr(enters, 0), *__submits = map_ptr(enters, 1);
+    if (__calls) *__calls += 1; if (__submits) *__submits += args.ret; }
   if (start.flags & ${SQ_WAKEUP}) {
     __u64 *__n = map_ptr(enters, ${SQ_WAKEUPS}); if (__n) *__n += 1; }
   if (start.flags & ${SQ_WAIT}) {
     __u64 *__n = map_ptr(enters, ${SQ_WAITS}); if (__n) *__n += 1; }]],
-  { state = whole_ring("start.ring"), read_exit = read_exit, SQ_WAIT = iouring.ENTER_SQ_WAIT,
+  { states = ring_states("start.ring"), read_exit = read_exit, SQ_WAIT = iouring.ENTER_SQ_WAIT,
     SQ_WAKEUP = iouring.ENTER_SQ_WAKEUP, SQ_WAKEUPS = SQ_WAKEUPS, SQ_WAITS = SQ_WAITS })
 table.insert(enter.draw, queues_at_exit)
 latency(enter)

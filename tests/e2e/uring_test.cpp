@@ -306,7 +306,7 @@ TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
   EXPECT_EQ(last, lost) << r;
 }
 
-// Such a ring has its enter slices and no queue counters (its counts would
+// Such a ring has its enter slices and no queue counters (its counts
 // start at the claim), however its enters name it: by fd, or by its index
 // among the thread's registered rings.
 TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
@@ -333,6 +333,16 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
     EXPECT_EQ(t.flow_points(8), all ? 500u : 0u) << "--all-rings " << all;
     EXPECT_EQ(t.named("io_uring_enter").size(), all ? 500u / 8 + 1 : 0u)
         << "--all-rings " << all << ", registered " << registered;
+    // Each enter's slice still says what the call submitted and completed,
+    // counted from the ring's claim at its first request.
+    uint64_t submitted = 0, completed = 0;
+    for (const auto *e : t.named("io_uring_enter")) {
+      EXPECT_EQ(arg(*e, "submitted"), arg(*e, "ret")) << "registered " << registered;
+      submitted += arg(*e, "submitted");
+      completed += arg(*e, "completed");
+    }
+    EXPECT_EQ(submitted, all ? 500u : 0u);
+    EXPECT_EQ(completed, all ? 500u : 0u);
     size_t counters = 0;
     for (const auto &rec : t.records)
       counters +=
