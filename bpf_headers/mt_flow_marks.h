@@ -1,12 +1,14 @@
 /* Under -p/-c, the flows begun by traced events, so that their steps and
  * ends are drawn wherever they run: a block request a traced process
- * issued completes in an interrupt or a kworker. A table of buckets of two
+ * issued completes in an interrupt or a kworker. A table of buckets of
  * marks by the flow id's hash: marking costs an atomic exchange in an
  * array, not a hash update, which matters on a path that begins a flow per
- * request. Four marks a bucket: with 4,096 requests in flight at once, a
- * direct-mapped table's slot was held by another for 9% of them, two
- * marks a bucket 0.2%. A begin that finds all four held by other flows
- * takes over the first, and counts it (MT_FLOW_MARKS_TAKEN): that flow's later
+ * request. Eight marks a bucket (a cache line): with 4,096 requests in
+ * flight at once, a direct-mapped table's slot was held by another for 9%
+ * of them, and with ids spread at random, buckets of four would overflow
+ * in about one run of ten enters of 4,096 in two; of eight, in one of
+ * thousands. A begin that finds all eight held by other flows takes over
+ * the first, and counts it (MT_FLOW_MARKS_TAKEN): that flow's later
  * points outside the traced processes, if any, are no longer drawn. */
 #ifndef MT_FLOW_MARKS_H
 #define MT_FLOW_MARKS_H
@@ -14,8 +16,8 @@
 #include "mt_runtime.h"
 
 #ifdef MT_FLOWS
-#define MT_FLOW_MARK_BUCKETS 16384
-#define MT_FLOW_MARK_WAYS 4
+#define MT_FLOW_MARK_BUCKETS 8192
+#define MT_FLOW_MARK_WAYS 8
 
 /* A mark is that of the open flow it was taken for, 0 when free: one
  * word, changed atomically, as begins and ends run on every CPU. */
@@ -42,7 +44,7 @@ struct {
 static __always_inline struct mt_flow_bucket *mt_flow_bucket(__u64 id) {
   __u32 low = (__u32)id;
   asm volatile("%0 -= 0" : "+w"(low));
-  __u32 bucket = (low * 0x9e3779b1U) >> 18 & (MT_FLOW_MARK_BUCKETS - 1);
+  __u32 bucket = (low * 0x9e3779b1U) >> 19 & (MT_FLOW_MARK_BUCKETS - 1);
   return bpf_map_lookup_elem(&MT_FLOW_MARKS, &bucket);
 }
 
