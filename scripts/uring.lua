@@ -926,47 +926,63 @@ enter.stop_action = c([[
 table.insert(enter.draw, queues_at_exit)
 latency(enter)
 
--- Completions left in a ring's queue when the application closes it, or
--- when its process exits with it open (before the kernel closes its
--- files), counted for the summary.
-local function count_unreaped(ctx)
-  return c([[
+-- Where a traced ring leaves the trace (the application closes its fd, or
+-- its process exits with it open, before the kernel closes its files):
+-- - the completions left in its queue are counted for the summary;
+-- - it is marked closed: a new ring may take its entry (its fd may live on
+--   in another process: until then it is still traced);
+-- - its queue counters are drawn once more, as completions posted after
+--   its last enter, and those reaped since, would else show on its track
+--   to the end.
+-- C that does so for ring CTX, with `ring` (0 for no counters), and the
+-- counters drawn.
+local function ring_leaves(ctx)
+  local x = "((struct io_ring_ctx *)(leaving))"
+  local act = c([[
+    __u64 leaving = (__u64)(${ctx}), ring = 0; __s64 in_flight = 0; __u32 sq = 0, cq = 0;
     { __u32 __left = ${x}->rings->cq.tail - ${x}->rings->cq.head;
       if (__left) { __u64 *__n = map_ptr(enters, ${UNREAPED}), *__r = map_ptr(enters, ${RINGS});
-        if (__n) *__n += __left; if (__r) *__r += 1; } }]],
-    { x = "((struct io_ring_ctx *)(" .. ctx .. "))", UNREAPED = UNREAPED,
-      RINGS = RINGS_UNREAPED }) .. " "
+        if (__n) *__n += __left; if (__r) *__r += 1; }
+      __auto_type __st = ${state}; if (__st) { __st->closed = 1; if (__st->created && __st->entered) {
+        ring = leaving; in_flight = (__s64)(__st->submitted - __st->completed + __st->aux);
+        sq = ${x}->rings->sq.tail - ${x}->rings->sq.head; cq = __left; } } }]],
+    { ctx = ctx, x = x, UNREAPED = UNREAPED, RINGS = RINGS_UNREAPED,
+      state = ring_of("leaving") }) .. " "
+  local draw = { kind = "counter", name = "queues", category = cat, track = { id = "ring", name = "ring" },
+                 args = { in_flight = "in_flight", sq = "sq", cq = "cq" }, when = "ring" }
+  return act, draw
 end
 local closed_key = "map_key(ring_of_fd, pid, args.fd)"
--- C: marks ring CTX closed: a new ring may take its entry. (Its fd may
--- live on in another process: until then it is still traced.)
-local function close_ring(ctx)
-  return c("{ __auto_type __r = ${ring}; if (__r) __r->closed = 1; }", { ring = ring_of(ctx) }) .. " "
-end
+local leaves_at_close, queues_at_close = ring_leaves("ctx")
 probe("tracepoint:syscalls:sys_enter_close", {
   filter = "map_has(owners, pid) && map_has(ring_of_fd, " .. closed_key .. ")",
   action = (function()
     local t = { c([[
-      __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key});
-      ${count_unreaped}${close}__auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) {]],
-      { key = closed_key, count_unreaped = count_unreaped("ctx"), close = close_ring("ctx") }) .. " " }
+      __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key}); ${leaves}
+      __auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) {]],
+      { key = closed_key, leaves = leaves_at_close }) .. " " }
     for _, f in ipairs(RING_FIELDS) do
       t[#t + 1] = c("if (rings_of->${f} == ctx) rings_of->${f} = 0;", { f = f }) .. " "
     end
-    return table.concat(t) .. "} return 0;"
+    return table.concat(t) .. "}"
   end)(),
+  draw = queues_at_close,
 })
+-- At exit, each of the process's rings leaves (a probe each, as one
+-- probe's draws share their arguments' names), then the process's entry
+-- goes.
+for _, f in ipairs(RING_FIELDS) do
+  local leaves, draw = ring_leaves("rings_of->" .. f)
+  probe("tracepoint:sched:sched_process_exit", {
+    filter = "tid == pid",
+    action = c([[__auto_type rings_of = map_ptr(process_rings, pid);
+                 if (!rings_of || !rings_of->${f}) return 0; ]], { f = f }) .. leaves,
+    draw = draw,
+  })
+end
 probe("tracepoint:sched:sched_process_exit", {
-  filter = "tid == pid && map_has(process_rings, pid)",
-  action = (function()
-    local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
-    for _, f in ipairs(RING_FIELDS) do
-      t[#t + 1] = c("if (rings_of->${f}) { ${count}${close}}",
-                    { f = f, count = count_unreaped("rings_of->" .. f),
-                      close = close_ring("rings_of->" .. f) }) .. " "
-    end
-    return table.concat(t) .. "map_del(process_rings, pid); return 0;"
-  end)(),
+  filter = "tid == pid",
+  action = "map_del(process_rings, pid); return 0;",
 })
 
 -- At exit, the summary.

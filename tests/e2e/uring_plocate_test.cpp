@@ -57,10 +57,7 @@ TEST_F(E2eUringPlocate, EachReadOfTheDatabaseIsOneWholeFlowInAnEnterOnTheRingsTr
   ASSERT_EQ(creates.size(), 1u);
   char ring[32];
   std::snprintf(ring, sizeof(ring), "ring 0x%llx", (unsigned long long)arg(*creates[0], "ring"));
-  size_t counters = 0;
-  for (const auto &rec : t.records)
-    counters += rec.type == 4 && rec.event_type == 1 && rec.name == std::string(ring) + " queues";
-  EXPECT_EQ(counters, 2 * enters);
+  expect_queues_at_each_enter_and_none_left(t, ring, enters);
   for (const auto *e : t.named("io_uring_enter"))
     EXPECT_EQ(arg(*e, "fd"), arg(*creates[0], "fd"));
 }

@@ -62,18 +62,15 @@ std::map<std::string, uint64_t> check_requests_and_enters(const Trace &t, const 
   }
   EXPECT_GE(ring_of_fd.size(), 1u);
   EXPECT_EQ(t.named("io_uring_enter").size(), enters);
-  std::map<std::string, size_t> enters_of, counters_of;
+  std::map<std::string, size_t> enters_of;
   for (const auto *e : t.named("io_uring_enter")) {
     auto ring = ring_of_fd.find(arg(*e, "fd"));
     EXPECT_NE(ring, ring_of_fd.end()) << "an enter on fd " << arg(*e, "fd");
     if (ring != ring_of_fd.end())
       enters_of[ring->second]++;
   }
-  for (const auto &rec : t.records)
-    if (rec.type == 4 && rec.event_type == 1 && rec.name.ends_with(" queues"))
-      counters_of[rec.name.substr(0, rec.name.size() - 7)]++;
   for (const auto &[ring, n] : enters_of)
-    EXPECT_EQ(counters_of[ring], 2 * n) << ring;
+    expect_queues_at_each_enter_and_none_left(t, ring, n);
   return submitted;
 }
 

@@ -4,9 +4,11 @@
 #pragma once
 #include <algorithm>
 #include <map>
+#include <ostream>
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/e2e/e2e_support.h"
@@ -99,6 +101,52 @@ inline std::vector<std::pair<const mt::FxtRecord *, uint64_t>> ended_requests(co
     }
   }
   return out;
+}
+
+// A ring's queue counters at one sample.
+struct Queues {
+  int64_t in_flight, sq, cq;
+  bool operator==(const Queues &o) const {
+    return std::tie(in_flight, sq, cq) == std::tie(o.in_flight, o.sq, o.cq);
+  }
+};
+inline std::ostream &operator<<(std::ostream &os, const Queues &q) {
+  return os << "{in_flight " << q.in_flight << ", sq " << q.sq << ", cq " << q.cq << "}";
+}
+
+inline int64_t signed_arg(const mt::FxtRecord &r, const std::string &name) {
+  return static_cast<int64_t>(arg(r, name));
+}
+
+// The samples of counter NAME ("ring 0x... queues"), as Perfetto reads
+// them: a sample carries the values that changed, and each series holds
+// its value until its next sample.
+inline std::vector<Queues> queue_samples(const Trace &t, const std::string &name) {
+  std::vector<Queues> out;
+  Queues now{};
+  for (const auto &r : t.records)
+    if (r.type == 4 && r.event_type == 1 && r.name == name) {
+      for (auto [arg_name, value] : {std::pair{"in_flight", &now.in_flight},
+                                     std::pair{"sq", &now.sq}, std::pair{"cq", &now.cq}})
+        if (find_arg(r, arg_name))
+          *value = signed_arg(r, arg_name);
+      out.push_back(now);
+    }
+  return out;
+}
+
+// RING ("ring 0x...") has its queue counters at the entry and exit of
+// each of its ENTERS, and once more where it left the trace (closed, or
+// its process exited) if they changed since: with nothing in flight or
+// left in its queues, for a program that waited for and reaped all it
+// submitted.
+inline void expect_queues_at_each_enter_and_none_left(const Trace &t, const std::string &ring,
+                                                      size_t enters) {
+  auto samples = queue_samples(t, ring + " queues");
+  EXPECT_GE(samples.size(), 2 * enters) << ring;
+  EXPECT_LE(samples.size(), 2 * enters + 1) << ring;
+  if (!samples.empty())
+    EXPECT_EQ(samples.back(), (Queues{0, 0, 0})) << ring << ", at the end";
 }
 
 // The number before `what` in uring's summary ("N requests completed").

@@ -24,20 +24,6 @@ std::string queues_command(const char *registered = "") {
          " " + std::to_string(kReap) + " " + std::to_string(kWaitMs) + registered;
 }
 
-struct Queues {
-  int64_t in_flight, sq, cq;
-  bool operator==(const Queues &o) const {
-    return std::tie(in_flight, sq, cq) == std::tie(o.in_flight, o.sq, o.cq);
-  }
-};
-std::ostream &operator<<(std::ostream &os, const Queues &q) {
-  return os << "{in_flight " << q.in_flight << ", sq " << q.sq << ", cq " << q.cq << "}";
-}
-
-int64_t signed_arg(const mt::FxtRecord &r, const std::string &name) {
-  return static_cast<int64_t>(arg(r, name));
-}
-
 constexpr uint64_t kRegisteredRing = 16;  // IORING_ENTER_REGISTERED_RING
 
 // The ring's track in the trace of uring_queues COMMAND, its counters at
@@ -63,22 +49,13 @@ void expect_queues_at_every_enter(const std::string &command, uint64_t enter_fla
   // Its counters, at the entry and exit of each of the 5 enters, as
   // Perfetto reads them: a sample carries the values that changed, and each
   // series holds its value until its next sample.
-  std::vector<Queues> seen;
-  Queues now{};
   for (const auto &r : t.records)
     if (r.type == 4 && r.event_type == 1) {
       EXPECT_EQ(r.name, std::string(ring) + " queues");
       EXPECT_EQ(r.tid, *track);
       EXPECT_EQ(r.pid, pid);
-      for (auto [name, value] : {std::pair{"in_flight", &now.in_flight}, std::pair{"sq", &now.sq},
-                                 std::pair{"cq", &now.cq}})
-        if (find_arg(r, name))
-          *value = signed_arg(r, name);
-      if (seen.empty()) {
-        EXPECT_EQ(r.args.size(), 3u);
-      }
-      seen.push_back(now);
     }
+  std::vector<Queues> seen = queue_samples(t, std::string(ring) + " queues");
   ASSERT_EQ(seen.size(), 10u);
   ASSERT_EQ(t.named("io_uring_enter").size(), 5u);
   for (const auto *enter : t.named("io_uring_enter"))
