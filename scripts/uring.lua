@@ -1105,9 +1105,12 @@ local function diagnose(s)
   end
   if s.reaps_timed > 0 and s.reap_p50_us >= 1000 then
     find("late_reaping",
-         string.format("completions waited %.1f us (p50), %.1f us (p99) in the completion queue " ..
-                       "before the application reaped them (%d timed, as seen at its next " ..
-                       "io_uring_enter): reap sooner", s.reap_p50_us, s.reap_p99_us, s.reaps_timed),
+         string.format("completions were seen reaped %.1f us (p50), %.1f us (p99) after they " ..
+                       "were posted (%d timed): the kernel sees reaping at the application's " ..
+                       "next io_uring_enter, so an application that reaps at once but enters " ..
+                       "seldom shows the time between its enters; one that reaps only after " ..
+                       "entering should reap sooner", s.reap_p50_us, s.reap_p99_us,
+                       s.reaps_timed),
          { completions = s.reaps_timed, p50_us = s.reap_p50_us, p99_us = s.reap_p99_us })
   end
   -- An SQ poll thread sleeps once it found nothing to do for
