@@ -343,12 +343,15 @@ if has(arguments("tp_btf:io_uring_submit_req"), "req") and has(arguments("tp_btf
 end
 
 local ring_traced = "(param.all_rings || " .. ring_of("args.ctx") .. ")"
--- `ring`, the traced ring's state, or the event is dropped.
+-- `ring`, the traced ring's state, or the event is dropped; a ring claimed
+-- here (--all-rings) has its SQ poll thread read from the kernel's.
 local function ring_state(A)
   return c([[
     __auto_type ring = ${ring}; if (!ring) {
-      if (!param.all_rings) return 0; ring = ${claim}; if (!ring) return 0; }]],
-           { ring = ring_of(A.ctx), claim = claim_ring(A.ctx) })
+      if (!param.all_rings) return 0; ring = ${claim}; if (!ring) return 0;
+      ring->sqpoll = !!(((struct io_ring_ctx *)(${ctx}))->flags & ${SQPOLL}); }]],
+           { ring = ring_of(A.ctx), claim = claim_ring(A.ctx), ctx = A.ctx,
+             SQPOLL = iouring.SETUP_SQPOLL })
 end
 local function kept(req)
   return c("({ __auto_type __k = ${entry}; __k && __k->keep == 1; })", { entry = request_of(req) })
@@ -872,13 +875,16 @@ if has_field("struct io_uring_task", "registered_rings") then
     { REGISTERED = iouring.ENTER_REGISTERED_RING, MAX = iouring.RINGFD_REG_MAX, by_fd = ring_of_enter })
 end
 -- C: `seen`, the state of ring CTX, its requests `submitted` and
--- `completed`, and `state`, the same where it has been traced since it
--- was created (else its counts, and the queue counters from them, would
--- be partial).
+-- `completed`, whether it has an SQ poll thread (`sqpoll`: read from the
+-- kernel's for a ring of --all-rings not claimed yet), and `state`,
+-- the same where it has been traced since it was created (else its
+-- counts, and the queue counters from them, would be partial).
 local function ring_states(ctx)
   return c([[__auto_type seen = ${ring}; __auto_type state = seen && seen->created ? seen : NULL;
-             __u64 submitted = seen ? seen->submitted : 0, completed = seen ? seen->completed : 0;]],
-           { ring = ring_of(ctx) })
+             __u64 submitted = seen ? seen->submitted : 0, completed = seen ? seen->completed : 0;
+             __u8 sqpoll = seen ? seen->sqpoll : param.all_rings && ${ctx} &&
+               (((struct io_ring_ctx *)(${ctx}))->flags & ${SQPOLL});]],
+           { ring = ring_of(ctx), ctx = ctx, SQPOLL = iouring.SETUP_SQPOLL })
 end
 -- With --all_rings, a ring created before tracing is not in ring_of_fd:
 -- its fd's file's private data is taken for the ring, which is one where
@@ -914,7 +920,7 @@ local read_exit, queues_at_exit = queues("start.ring")
 -- thread, or wait for room in its queue: counted apart).
 enter.stop_action = c([[
   ${states} ${read_exit}if (args.ret >= 0 && start.to_submit &&
-      !(start.flags & ${SQ_WAIT}) && !(state && state->sqpoll)) {
+      !(start.flags & ${SQ_WAIT}) && !sqpoll) {
     __u64 *__calls = map_ptr(enters, 0), *__submits = map_ptr(enters, 1);
     if (__calls) *__calls += 1; if (__submits) *__submits += args.ret; }
   if (start.flags & ${SQ_WAKEUP}) {

@@ -351,6 +351,27 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
   }
 }
 
+// An SQ poll ring made before tracing: its enters only wake its thread,
+// and with --all-rings, which claims it at its first request seen, they
+// are not counted as calls that submit (nor is small_batches found).
+TEST_F(E2eUring, AnSqpollRingThatExistedBeforeTracingIsKnownForOne) {
+  // 250 batches of 8 NOPs, 20 ms apart: tracing starts among them.
+  Process storm(Command{{workload("uring_sqpoll"), "2000", "pause", "20"}});
+  TempDir dir;
+  Process tracer(
+      mt({"-o", dir.file("t.fxt"), "-p", std::to_string(storm.pid()), "uring", "--all-rings"}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
+  auto done = storm.wait(30s);
+  ASSERT_EQ(done.exit_code, 0) << done;
+  tracer.signal(SIGINT);
+  auto r = tracer.wait();
+  ASSERT_EQ(r.exit_code, 0) << r;
+  valid_trace(dir.file("t.fxt"));
+  EXPECT_GT(summary_count(r.err, "requests completed"), 0u) << r;
+  EXPECT_TRUE(contains(r.err, " 0 io_uring_enter calls")) << r;
+  EXPECT_FALSE(contains(r.err, "small_batches")) << r;
+}
+
 TEST_F(E2eUring, DrawnEventsGoToThreadProcessOrKeyedTracks) {
   TempDir dir;
   std::string file = dir.file("t.fxt");
