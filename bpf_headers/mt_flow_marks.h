@@ -54,6 +54,12 @@ static __always_inline void mt_flow_begun(__u64 id) {
   __u64 mark = id ? id : ~0ULL;
   if (!b)
     return;
+  /* Already marked (a flow that never ended, its id now begun again):
+   * not a second copy, which its end would leave behind. */
+#pragma unroll
+  for (int i = 0; i < MT_FLOW_MARK_WAYS; i++)
+    if (b->mark[i] == mark)
+      return;
 #pragma unroll
   for (int i = 0; i < MT_FLOW_MARK_WAYS; i++) {
     __u64 old = __sync_val_compare_and_swap(&b->mark[i], 0, mark);

@@ -849,15 +849,16 @@ local function time_reaping(S)
       EVERY = REAP_EVERY, KEPT = REAP_KEPT, SLOTS = LATENCY_SLOTS, LAST = LATENCY_SLOTS - 1 }) .. " "
 end
 -- What the ring's requests did during the call, from its state however
--- late it was claimed: a ring of --all_rings is claimed at its first
--- request seen.
--- (Read into numbers as soon as the ring is found: `seen` kept to the end
--- made the verifier check the rest of each program once more.)
+-- late it was claimed (a ring of --all_rings is claimed at its first
+-- request seen), and 0 where its state went during the call (its entry
+-- taken by another ring). Read into numbers as soon as the ring is found:
+-- `seen` kept to the end made the verifier check the rest of each program
+-- once more.
 local enter = syscall("io_uring_enter", { "fd", "to_submit", "min_complete", "flags" },
                       { ring = "(__u64)ring", submitted = "(__u64)submitted",
                         completed = "(__u64)completed" },
-                      { submitted = "(__u32)(submitted - start.submitted)",
-                        completed = "(__u32)(completed - start.completed)" })
+                      { submitted = "(__u32)(submitted > start.submitted ? submitted - start.submitted : 0)",
+                        completed = "(__u32)(completed > start.completed ? completed - start.completed : 0)" })
 enter.stop_filter = nil  -- a call has a stop only where its start was kept
 local read_entry, queues_at_entry = queues("ring")
 -- The ring an enter names: by its fd in the process, or, when the
@@ -892,7 +893,7 @@ end
 -- call that submits that request), and else matches none.
 enter.start_action = c([[
   __u64 ring = ${ring_of_enter};
-  if (!ring && param.all_rings) {
+  if (!ring && param.all_rings && !(args.flags & ${REGISTERED})) {
     __u64 __t = 0; __u32 __max = 0; bpf_probe_read_kernel(&__t, 8, &task->files);
     bpf_probe_read_kernel(&__t, 8, &((struct files_struct *)__t)->fdt);
     bpf_probe_read_kernel(&__max, 4, &((struct fdtable *)__t)->max_fds);
@@ -906,7 +907,8 @@ enter.start_action = c([[
     reaped = state->entered ? cq_head - state->cq_head : 0;
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
-  { ring_of_enter = ring_of_enter, states = ring_states("ring"), read_entry = read_entry,
+  { ring_of_enter = ring_of_enter, REGISTERED = iouring.ENTER_REGISTERED_RING,
+    states = ring_states("ring"), read_entry = read_entry,
     time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,

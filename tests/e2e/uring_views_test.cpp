@@ -355,6 +355,30 @@ TEST_F(E2eUringViews, RingsBeyondTheTableAreCountedAndClosedRingsMakeRoom) {
   EXPECT_EQ(t2.named("complete").size(), 30u);
 }
 
+// A ring whose place another takes while one of its enters waits: that
+// enter's slice says it submitted and completed nothing counted, not a
+// difference of counts from two rings' states.
+TEST_F(E2eUringViews, AnEnterWhoseRingGaveWayCountsNothing) {
+  auto [t, r] = run_uring(workload("uring_evicted"), {"-f", "json"}, {"--rings", "4"});
+  EXPECT_EQ(findings_of(r).count("rings_untraced"), 1u) << r;
+  auto enters = t.named("io_uring_enter");
+  ASSERT_EQ(enters.size(), 6u) << r;  // ring A's 2, the others' 4
+  std::sort(enters.begin(), enters.end(),
+            [](const auto *a, const auto *b) { return a->ts < b->ts; });
+  for (const auto *e : enters) {
+    EXPECT_LE(arg(*e, "submitted"), arg(*e, "to_submit"));
+    EXPECT_LE(arg(*e, "completed"), 2u);
+  }
+  std::vector<const mt::FxtRecord *> ring_a;  // by its fd, that of the first enter
+  for (const auto *e : enters)
+    if (arg(*e, "fd") == arg(*enters.front(), "fd"))
+      ring_a.push_back(e);
+  ASSERT_EQ(ring_a.size(), 2u);
+  EXPECT_EQ(arg(*ring_a[0], "submitted"), 2u);
+  EXPECT_EQ(arg(*ring_a[1], "ret"), 1u);
+  EXPECT_EQ(arg(*ring_a[1], "submitted"), 0u) << "the wait, its ring's place taken meanwhile";
+}
+
 TEST_F(E2eUringViews, RingsMustBeAPowerOfTwo) {
   auto r = run(mt({"-c", "true", "uring", "--rings", "6"}), 60s);
   EXPECT_NE(r.exit_code, 0);
