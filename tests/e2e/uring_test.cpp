@@ -307,8 +307,29 @@ TEST_F(E2eUring, LostRecordsShowInTheTraceAndBreakNoFlow) {
   EXPECT_EQ(last, lost) << r;
 }
 
-// Such a ring has its enter slices and no queue counters (its counts
-// start at the claim), however its enters name it: by fd, or by its index
+// uring (with OPTION, if any) traces WORKLOAD by -p from when it is
+// ready until the workload exits: the trace, which must be valid, and
+// what moontrace printed.
+std::pair<Trace, Result> trace_with_pid(const Command &workload, const std::string &option) {
+  Process traced(workload);
+  TempDir dir;
+  std::vector<std::string> argv = {"-o", dir.file("t.fxt"), "-p", std::to_string(traced.pid()),
+                                   "uring"};
+  if (!option.empty())
+    argv.push_back(option);
+  Process tracer(mt(argv));
+  EXPECT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
+  auto done = traced.wait(30s);
+  EXPECT_EQ(done.exit_code, 0) << done;
+  tracer.signal(SIGINT);
+  auto r = tracer.wait();
+  EXPECT_EQ(r.exit_code, 0) << r;
+  return {valid_trace(dir.file("t.fxt")), std::move(r)};
+}
+
+// A ring that existed before tracing is traced only with --all-rings: then
+// it has its enter slices and no queue counters (its counts start at the
+// claim), however its enters name it: by fd, or by its index
 // among the thread's registered rings.
 TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
   for (auto [all, registered] : {std::pair{false, false}, {true, false}, {true, true}}) {
@@ -317,20 +338,7 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
     std::vector<std::string> command = {workload("nop_storm"), "500", "8", "0", "4000"};
     if (registered)
       command.push_back("registered");
-    Process storm({command});
-    TempDir dir;
-    std::string file = dir.file("t.fxt");
-    std::vector<std::string> argv = {"-o", file, "-p", std::to_string(storm.pid()), "uring"};
-    if (all)
-      argv.push_back("--all-rings");
-    Process tracer(mt(argv));
-    ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
-    auto done = storm.wait(10s);
-    ASSERT_EQ(done.exit_code, 0) << done;
-    tracer.signal(SIGINT);
-    auto r = tracer.wait();
-    ASSERT_EQ(r.exit_code, 0) << r;
-    Trace t = valid_trace(file);
+    auto [t, r] = trace_with_pid(Command{command}, all ? "--all-rings" : "");
     EXPECT_EQ(t.flow_points(8), all ? 500u : 0u) << "--all-rings " << all;
     EXPECT_EQ(t.named("io_uring_enter").size(), all ? 500u / 8 + 1 : 0u)
         << "--all-rings " << all << ", registered " << registered;
@@ -357,17 +365,8 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
 // are not counted as calls that submit (nor is small_batches found).
 TEST_F(E2eUring, AnSqpollRingThatExistedBeforeTracingIsKnownForOne) {
   // 250 batches of 8 NOPs, 20 ms apart: tracing starts among them.
-  Process storm(Command{{workload("uring_sqpoll"), "2000", "pause", "20"}});
-  TempDir dir;
-  Process tracer(
-      mt({"-o", dir.file("t.fxt"), "-p", std::to_string(storm.pid()), "uring", "--all-rings"}));
-  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
-  auto done = storm.wait(30s);
-  ASSERT_EQ(done.exit_code, 0) << done;
-  tracer.signal(SIGINT);
-  auto r = tracer.wait();
-  ASSERT_EQ(r.exit_code, 0) << r;
-  valid_trace(dir.file("t.fxt"));
+  auto [t, r] =
+      trace_with_pid(Command{{workload("uring_sqpoll"), "2000", "pause", "20"}}, "--all-rings");
   EXPECT_GT(summary_count(r.err, "requests completed"), 0u) << r;
   EXPECT_TRUE(contains(r.err, " 0 io_uring_enter calls")) << r;
   EXPECT_FALSE(contains(r.err, "small_batches")) << r;
