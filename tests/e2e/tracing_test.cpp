@@ -17,8 +17,29 @@ std::string nop_storm(int n) {
   return workload("nop_storm") + " " + std::to_string(n);
 }
 
+// CPU time process PID used so far, in clock ticks.
+uint64_t cpu_ticks(pid_t pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  auto fields = words(stat.substr(stat.rfind(')') + 2));
+  return fields.size() > 12 ? std::stoull(fields[11]) + std::stoull(fields[12]) : 0;
+}
+
+// Waits (up to 30 s) until process PID used no CPU for 200 ms: a tracer
+// that has read what was written (a sanitized build on a busy machine may
+// take seconds after its workload, which a stop gives only 0.5 s).
+void wait_until_idle(pid_t pid) {
+  uint64_t before = cpu_ticks(pid);
+  for (int i = 0; i < 150; i++) {
+    std::this_thread::sleep_for(200ms);
+    uint64_t now = cpu_ticks(pid);
+    if (now == before)
+      return;
+    before = now;
+  }
+}
+
 // Starts `tracing`, runs the stopped `workload` once it is attached, and
-// stops it with `stop_signal` when the workload exited.
+// stops it with `stop_signal` when the workload exited and it went idle.
 Result trace_until_it_exited(const Command &tracing, Process &workload, int stop_signal) {
   Process tracer(tracing);
   if (!tracer.wait_for_err(kReady)) {
@@ -27,6 +48,7 @@ Result trace_until_it_exited(const Command &tracing, Process &workload, int stop
   }
   workload.resume();
   EXPECT_EQ(workload.wait(60s).exit_code, 0);
+  wait_until_idle(tracer.pid());
   tracer.signal(stop_signal);
   return tracer.wait(10s);
 }
