@@ -158,10 +158,10 @@ std::string FrontEndCache::encode(const Generated &generated) {
   // All the fields at once: one added to them does not build until it is
   // written here, and read in decode().
   const auto &[program, user, notes] = generated;
-  const auto &[source, probes, params_struct, follow_program, flush_program, naming_programs,
+  const auto &[source, probes, params_struct, follow_programs, flush_program, naming_programs,
                announces_processes, uses_number_iterator, built_expressions] = program;
   FieldWriter w;
-  w.str(source).str(params_struct).str(follow_program).str(flush_program);
+  w.str(source).str(params_struct).strs(follow_programs).str(flush_program);
   w.strs(naming_programs).num(announces_processes).num(uses_number_iterator);
   w.num(static_cast<int64_t>(built_expressions.size()));
   for (const auto &[at, text] : built_expressions)
@@ -185,7 +185,7 @@ FrontEndCache::Generated FrontEndCache::decode(const std::string &bytes) {
   FieldReader r(bytes);
   g.source = r.str();
   g.params_struct = r.str();
-  g.follow_program = r.str();
+  g.follow_programs = r.strs();
   g.flush_program = r.str();
   g.naming_programs = r.strs();
   g.announces_processes = r.num() != 0;

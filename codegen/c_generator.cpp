@@ -1022,10 +1022,10 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
   return programs;
 }
 
-void write_fork_follower(const TraceFormat &format, Emitter &out) {
+bool write_fork_follower(const TraceFormat &format, Emitter &out) {
   const TraceField *child = format.find("child_pid");
   if (!child)
-    return;
+    return false;
   out << "\n/* -p/-c: children of traced processes are traced too. */\n";
   out << program_guard_open("mt_follow_fork") + "SEC(\"tracepoint/sched/sched_process_fork\")\n";
   out << "int mt_follow_fork(void *__ctx) {\n";
@@ -1034,6 +1034,23 @@ void write_fork_follower(const TraceFormat &format, Emitter &out) {
   out << "  __u8 one = 1;\n  bpf_map_update_elem(&mt_targets, &child, &one, BPF_ANY);\n";
   out << "  mt_targets_changed();\n";
   out << "  return 0;\n}\n" + std::string(kProgramGuardClose);
+  return true;
+}
+
+// A task leaves the targets when it is freed (a process once reaped, after
+// its last thread): its id may then be reused by a process not traced.
+bool write_free_follower(const TraceFormat &format, Emitter &out) {
+  const TraceField *pid = format.find("pid");
+  if (!pid)
+    return false;
+  out << "\n/* -p/-c: a target freed is no longer one; its id may be reused. */\n";
+  out << program_guard_open("mt_follow_free") + "SEC(\"tracepoint/sched/sched_process_free\")\n";
+  out << "int mt_follow_free(void *__ctx) {\n";
+  out << "  if (!mt_filter_targets)\n    return 0;\n";
+  out << "  __u32 gone = *(__s32 *)((char *)__ctx + " + std::to_string(pid->offset) + ");\n";
+  out << "  if (bpf_map_delete_elem(&mt_targets, &gone) == 0)\n    mt_targets_changed();\n";
+  out << "  return 0;\n}\n" + std::string(kProgramGuardClose);
+  return true;
 }
 
 }  // namespace
@@ -1117,10 +1134,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   for (const auto &[event, probes] : by_event)
     if (probes.size() > 1)
       writer.write_shared(program.probes, probes, resolved[probes[0]]);
-  if (in.fork_format) {
-    write_fork_follower(*in.fork_format, body);
-    program.follow_program = "mt_follow_fork";
-  }
+  if (in.fork_format && write_fork_follower(*in.fork_format, body))
+    program.follow_programs.push_back("mt_follow_fork");
+  if (in.free_format && write_free_follower(*in.free_format, body))
+    program.follow_programs.push_back("mt_follow_free");
   bool draws = std::any_of(in.decl->probes.begin(), in.decl->probes.end(),
                            [](const ProbeDecl &p) { return !p.draws.empty(); });
   if (draws)

@@ -37,7 +37,9 @@ struct GeneratedProgram {
   std::string source;
   std::vector<GeneratedProbe> probes;  // index == probe id in records and loss counters
   std::string params_struct;           // "mt_params", "" without parameters
-  std::string follow_program;          // program that follows forks of targets, "" if none
+  // Programs that follow -p/-c's targets: into their children, and
+  // out of the set once each is gone; none without -p/-c.
+  std::vector<std::string> follow_programs;
   // Program the reader runs on each CPU to hand what it staged to its ring
   // (mt_runtime.h); never attached.
   std::string flush_program = MT_NAME(MT_FLUSH_STAGE);
@@ -69,6 +71,7 @@ struct GeneratorInput {
   const Resolution *resolution = nullptr;
   const KernelBtf *btf = nullptr;            // null: struct pointers become void *
   std::optional<TraceFormat> fork_format;    // sched:sched_process_fork, for -p/-c
+  std::optional<TraceFormat> free_format;    // sched:sched_process_free, for -p/-c
   std::optional<TraceFormat> rename_format;  // task:task_rename, to name drawn threads
 };
 

@@ -78,7 +78,7 @@ class Checker {
  public:
   Checker(std::string_view object, const GeneratedProgram &generated, const Declaration &decl)
       : elf_(object), generated_(generated), decl_(decl) {
-    engine_programs_.insert(generated.follow_program);
+    engine_programs_.insert(generated.follow_programs.begin(), generated.follow_programs.end());
     engine_programs_.insert(generated.flush_program);
     engine_programs_.insert(generated.naming_programs.begin(), generated.naming_programs.end());
     for (const auto &p : generated.probes)

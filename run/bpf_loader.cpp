@@ -309,12 +309,10 @@ void BpfProgram::load(const LoadSettings &settings) {
     else if (bpf_map__reuse_fd(rings, settings.rings_fd) != 0)
       throw Error(std::string("cannot use the per-CPU ring buffers: ") + std::strerror(errno));
   }
-  struct bpf_program *follow =
-      generated_.follow_program.empty()
-          ? nullptr
-          : bpf_object__find_program_by_name(obj_, generated_.follow_program.c_str());
-  if (follow && !settings.filter_targets)
-    bpf_program__set_autoload(follow, false);
+  for (const auto &name : generated_.follow_programs)
+    if (struct bpf_program *follow = bpf_object__find_program_by_name(obj_, name.c_str());
+        follow && !settings.filter_targets)
+      bpf_program__set_autoload(follow, false);
   maps_taken_ahead_ = reuse_maps_made_ahead(obj_, settings.made_ahead);
   maps_made_ahead_of_ = settings.made_ahead.of;
 
@@ -380,8 +378,9 @@ void BpfProgram::load(const LoadSettings &settings) {
 
 void BpfProgram::attach(const LoadSettings &settings) {
   std::vector<std::string> helpers = generated_.naming_programs;
-  if (settings.filter_targets && !generated_.follow_program.empty())
-    helpers.push_back(generated_.follow_program);
+  if (settings.filter_targets)
+    helpers.insert(helpers.end(), generated_.follow_programs.begin(),
+                   generated_.follow_programs.end());
   for (const auto &name : helpers)
     if (auto *prog = loaded_program(name))
       if (auto *link = bpf_program__attach(prog))

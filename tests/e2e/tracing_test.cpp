@@ -5,6 +5,8 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <fstream>
+#include <optional>
 
 #include "tests/e2e/e2e_support.h"
 
@@ -69,6 +71,47 @@ TEST_F(E2eTracing, CommandChildrenAreTraced) {
   expected.insert(expected.end(), second.begin(), second.end());
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(values_of(r.out, "user_data"), expected) << r;
+}
+
+// A child of a target leaves the targets once it is gone: a process not
+// traced that is given its pid afterwards (here by ns_last_pid) is not
+// traced either.
+TEST_F(E2eTracing, AGoneChildsPidIsNotTracedWhenReused) {
+  TempDir dir;
+  std::string child_file = dir.file("child");
+  Process shell(Command{{"sh", "-c",
+                         nop_storm(300) + " & echo $! > " + child_file + ".new; mv " + child_file +
+                             ".new " + child_file + "; wait; exec sleep 60"},
+                        {},
+                        true});
+  Process tracer(mt({"-p", std::to_string(shell.pid()), script("complete.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  shell.resume();
+  pid_t child = 0;
+  for (int i = 0; i < 300 && !child; i++) {
+    std::this_thread::sleep_for(50ms);
+    if (std::filesystem::exists(child_file))
+      child = std::stoi(read_file(child_file));
+  }
+  ASSERT_GT(child, 0) << "the shell never ran its child";
+  while (kill(child, 0) == 0)  // until the shell reaped it
+    std::this_thread::sleep_for(20ms);
+  std::this_thread::sleep_for(200ms);  // the kernel frees it after an RCU grace period
+
+  std::optional<Process> other;
+  for (int attempt = 0; attempt < 20 && !(other && other->pid() == child); attempt++) {
+    other.reset();
+    std::ofstream(std::string("/proc/sys/kernel/ns_last_pid")) << child - 1;
+    other.emplace(stopped_nop_storm(700));
+  }
+  ASSERT_EQ(other->pid(), child) << "no process could be given pid " << child;
+  other->resume();
+  ASSERT_EQ(other->wait(10s).exit_code, 0);
+  wait_until_idle(tracer.pid());
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(10s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 300)) << r;
 }
 
 TEST_F(E2eTracing, FilterKeepsExactlyTheMatchingEvents) {
