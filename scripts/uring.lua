@@ -286,14 +286,19 @@ local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- event's 1-ns slice (see sched_switch).
 local stint_first = map{ name = "stint_first", type = "lru_hash", key = "u32", value = "u64",
                          size = 4096 }
--- Up to 4 rings of each process, to find what they left unreaped when it
--- exits.
+-- Up to 4 rings of each process, their fds (-1: registered only) and the
+-- entries of their states in `rings`, to find what they left unreaped
+-- when it exits, and to forget its fds when it is gone.
 local process_rings = map{ name = "process_rings", key = "u32",
-                           value = { a = "u64", b = "u64", c = "u64", d = "u64" }, size = 4096 }
+                           value = { a = "u64", b = "u64", c = "u64", d = "u64", fd_a = "s32",
+                                     fd_b = "s32", fd_c = "s32", fd_d = "s32", slot_a = "u16",
+                                     slot_b = "u16", slot_c = "u16", slot_d = "u16" },
+                           size = 4096 }
 local RING_FIELDS = { "a", "b", "c", "d" }
--- Each ring's fd in its process.
-local ring_of_fd = map{ name = "ring_of_fd", key = { pid = "u32", fd = "s32" }, value = "u64",
-                        size = 4096 }
+-- Each ring's fd in its process. LRU: the fds of a process's rings past
+-- its first four are not forgotten with it.
+local ring_of_fd = map{ name = "ring_of_fd", type = "lru_hash", key = { pid = "u32", fd = "s32" },
+                        value = "u64", size = 4096 }
 -- Requests by (ring, user_data), for two uses kept apart by the ring's
 -- address, taken as it is (NEAR) or plus one (MULTISHOT; it is even):
 -- - requests, kept or not, of rings whose completion queue came near
@@ -431,12 +436,14 @@ local function decide(A)
       key = by_user_data_key(R, MULTISHOT) })
 end
 
--- C: puts ring CTX in the first free field of process_rings entry P.
-local function remember_ring(P, ctx)
+-- C: puts ring CTX, with its FD and the SLOT of its state, in the first
+-- free field of process_rings entry P.
+local function remember_ring(P, ctx, fd, slot)
   local t = {}
   for i, f in ipairs(RING_FIELDS) do
-    t[#t + 1] = c("${else_}if (!${P}->${f}) ${P}->${f} = (__u64)(${ctx});",
-                  { else_ = i > 1 and "else " or "", P = P, f = f, ctx = ctx }) .. " "
+    t[#t + 1] = c([[${else_}if (!${P}->${f}) {
+                      ${P}->${f} = (__u64)(${ctx}); ${P}->fd_${f} = ${fd}; ${P}->slot_${f} = ${slot}; }]],
+                  { else_ = i > 1 and "else " or "", P = P, f = f, ctx = ctx, fd = fd, slot = slot }) .. " "
   end
   return table.concat(t)
 end
@@ -451,7 +458,10 @@ probe("tracepoint:io_uring:io_uring_create", {
       map_set(process_rings, pid, map_val(process_rings, .a = 0));
       rings_of = map_ptr(process_rings, pid); } if (rings_of) { ${remember}}]],
     { claim = claim_ring("args.ctx"), SQPOLL = iouring.SETUP_SQPOLL,
-      FD_ONLY = iouring.SETUP_REGISTERED_FD_ONLY, remember = remember_ring("rings_of", "args.ctx") }),
+      FD_ONLY = iouring.SETUP_REGISTERED_FD_ONLY,
+      remember = remember_ring("rings_of", "args.ctx",
+                               "(args.flags & " .. iouring.SETUP_REGISTERED_FD_ONLY ..
+                                 ") ? -1 : (__s32)args.fd", "(claimed ? claimed->slot : 0)") }),
   draw = { kind = "slice", name = "create", category = cat,
            args = { "args.fd", ring = "args.ctx", "args.sq_entries", "args.cq_entries", "args.flags",
                     sq_thread = "(bool)(args.flags & " .. iouring.SETUP_SQPOLL .. ")" } },
@@ -942,9 +952,9 @@ latency(enter)
 -- - its queue counters are drawn once more, as completions posted after
 --   its last enter, and those reaped since, would else show on its track
 --   to the end.
--- C that does so for ring CTX, with `ring` (0 for no counters), and the
--- counters drawn.
-local function ring_leaves(ctx)
+-- C that does so for ring CTX, whose state is STATE (by default, searched
+-- for), with `ring` (0 for no counters), and the counters drawn.
+local function ring_leaves(ctx, state)
   local x = "((struct io_ring_ctx *)(leaving))"
   local act = c([[
     __u64 leaving = (__u64)(${ctx}), ring = 0; __s64 in_flight = 0; __u32 sq = 0, cq = 0;
@@ -955,7 +965,7 @@ local function ring_leaves(ctx)
         ring = leaving; in_flight = (__s64)(__st->submitted - __st->completed + __st->aux);
         sq = ${x}->rings->sq.tail - ${x}->rings->sq.head; cq = __left; } } }]],
     { ctx = ctx, x = x, UNREAPED = UNREAPED, RINGS = RINGS_UNREAPED,
-      state = ring_of("leaving") }) .. " "
+      state = state or ring_of("leaving") }) .. " "
   local draw = { kind = "counter", name = "queues", category = cat, track = { id = "ring", name = "ring" },
                  args = { in_flight = "in_flight", sq = "sq", cq = "cq" }, when = "ring" }
   return act, draw
@@ -976,21 +986,56 @@ probe("tracepoint:syscalls:sys_enter_close", {
   end)(),
   draw = queues_at_close,
 })
+-- C: forgets the fd of the ring in field F of process_rings entry
+-- `rings_of`.
+local function forget_fd(f)
+  return c("map_del(ring_of_fd, map_key(ring_of_fd, pid, rings_of->fd_${f}));", { f = f }) .. " "
+end
+-- C: the state of the ring in field F of process_rings entry `rings_of`,
+-- at the entry it was given, or NULL when another ring took it.
+local function state_at(f)
+  return c([[({ __auto_type __at = map_ptr(rings, (__u32)rings_of->slot_${f});
+               __at && __at->ctx == rings_of->${f} ? __at : NULL; })]], { f = f })
+end
 -- At exit, each of the process's rings leaves (a probe each, as one
--- probe's draws share their arguments' names), then the process's entry
--- goes.
+-- probe's draws share their arguments' names) and its fd is forgotten,
+-- then the process's entry goes.
 for _, f in ipairs(RING_FIELDS) do
-  local leaves, draw = ring_leaves("rings_of->" .. f)
+  local leaves, draw = ring_leaves("rings_of->" .. f, state_at(f))
   probe("tracepoint:sched:sched_process_exit", {
     filter = "tid == pid",
     action = c([[__auto_type rings_of = map_ptr(process_rings, pid);
-                 if (!rings_of || !rings_of->${f}) return 0; ]], { f = f }) .. leaves,
+                 if (!rings_of || !rings_of->${f}) return 0; ]], { f = f }) .. leaves .. " " ..
+      forget_fd(f),
     draw = draw,
   })
 end
 probe("tracepoint:sched:sched_process_exit", {
   filter = "tid == pid",
   action = "map_del(process_rings, pid); return 0;",
+})
+-- Once its last thread (often an io-worker, after the main one) is gone,
+-- the process is forgotten, so that others find room.
+probe("tracepoint:sched:sched_process_exit", {
+  filter = "map_has(owners, pid)",
+  action = [[
+    __u64 __signal = 0; __s32 __live = 1; bpf_probe_read_kernel(&__signal, 8, &task->signal);
+    bpf_probe_read_kernel(&__live, 4, &((struct signal_struct *)__signal)->live);
+    if (!__live) { map_del(owners, pid); map_del(live_workers, pid); } return 0;]],
+})
+-- An exec closes the process's rings with its other close-on-exec fds,
+-- before this tracepoint: they leave the trace as at a close, but unread
+-- (the kernel may have freed them), and their fds are forgotten.
+probe("tracepoint:sched:sched_process_exec", {
+  filter = "map_has(process_rings, pid)",
+  action = (function()
+    local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
+    for _, f in ipairs(RING_FIELDS) do
+      t[#t + 1] = c([[if (rings_of->${f}) { __auto_type __st = ${state}; if (__st) __st->closed = 1;
+                      ${forget}}]], { f = f, state = state_at(f), forget = forget_fd(f) }) .. " "
+    end
+    return table.concat(t) .. "map_del(process_rings, pid); return 0;"
+  end)(),
 })
 
 -- At exit, the summary.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/e2e/e2e_support.h"
+#include "tests/e2e/json_lines.h"
 #include "tests/fxt_validator.h"
 #include "trace/fxt_reader.h"
 #include "trace/gzip_file.h"
@@ -155,6 +156,17 @@ inline uint64_t summary_count(const std::string &err, const std::string &what) {
   if (!std::regex_search(err, m, std::regex("(\\d+) " + what)))
     return 0;
   return std::stoull(m[1]);
+}
+
+// The summary's findings by name, from its JSON data.
+inline std::map<std::string, nlohmann::json> findings_of(const Result &r) {
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  EXPECT_TRUE(summary.is_object() && summary["findings"].is_array()) << r;
+  std::map<std::string, nlohmann::json> out;
+  if (summary.is_object() && summary["findings"].is_array())
+    for (const auto &f : summary["findings"])
+      out[f["name"].get<std::string>()] = f;
+  return out;
 }
 
 inline std::set<uint64_t> Trace::pids() const {

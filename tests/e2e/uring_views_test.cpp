@@ -289,17 +289,6 @@ TEST_F(E2eUringViews, SummaryAveragesRequestsPerEnter) {
   EXPECT_EQ(op_row(summary, "NOP", "inline")["requests"], 55);
 }
 
-// The summary's findings by name, from its JSON data.
-std::map<std::string, nlohmann::json> findings_of(const Result &r) {
-  auto summary = data_of_type(json_lines(r.out), "uring_summary");
-  EXPECT_TRUE(summary.is_object() && summary["findings"].is_array()) << r;
-  std::map<std::string, nlohmann::json> out;
-  if (summary.is_object() && summary["findings"].is_array())
-    for (const auto &f : summary["findings"])
-      out[f["name"].get<std::string>()] = f;
-  return out;
-}
-
 TEST_F(E2eUringViews, FindingsNameSmallBatchesOnlyWhereThereAreSome) {
   // One NOP per enter, then 8 per enter.
   auto [t1, small] = run_uring(workload("uring_batches") + " 1 1 1 1", {"-f", "json"});
