@@ -148,16 +148,17 @@ local function claim_ring(ctx)
 end
 -- The processes that own rings.
 local owners = map{ name = "owners", key = "u32", value = "u8", size = 4096 }
-local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 10 }
+local enters = map{ name = "enters", type = "percpu_array", key = "u32", value = "u64", size = 11 }
 -- Slots of enters: completions through the overflow list; completions
 -- left unreaped when their ring was closed or its process exited, and
 -- the rings that left some; io_uring_enter calls that woke an SQ poll
 -- thread (IORING_ENTER_SQ_WAKEUP) and that waited for room in the
 -- submission queue (IORING_ENTER_SQ_WAIT); requests in flight whose entry
 -- in `requests` a newer one took; requests that post no completion
--- unless they fail (IOSQE_CQE_SKIP_SUCCESS), and those that failed.
+-- unless they fail (IOSQE_CQE_SKIP_SUCCESS), and those that failed;
+-- io-workers seen (threads of io-wq, named iou-wrk-*).
 local OVERFLOWS, UNREAPED, RINGS_UNREAPED, SQ_WAKEUPS, SQ_WAITS, REQUESTS_EVICTED = 2, 3, 4, 5, 6, 7
-local REQUESTS_SKIPPING, SKIPPING_FAILED = 8, 9
+local REQUESTS_SKIPPING, SKIPPING_FAILED, WORKERS_SEEN = 8, 9, 10
 -- C: the completion of entry R's request, which posts none unless it
 -- fails: one that ends no counted request.
 local function skip_failed(R)
@@ -278,8 +279,6 @@ local completion_times = map{ name = "completion_times", type = "array", key = "
                               value = "u64", size = RING_ENTRIES * REAP_KEPT }
 local reap_times = map{ name = "reap_times", type = "percpu_array", key = "u32", value = "u64",
                         size = LATENCY_SLOTS }
--- io-workers seen (threads of io-wq, named iou-wrk-*), for the summary.
-local workers = map{ name = "workers", key = "u32", value = "u8", size = 1024 }
 -- When an io thread drew its first event since it last came on a CPU: a
 -- completion of a request punted to io-wq on an io-worker, a submission
 -- on an SQ poll thread. Its running slice holds it, and begins before the
@@ -755,8 +754,10 @@ probe("tp_btf:sched_switch", {
     if (args.prev->flags & ${PF_EXITING}) map_del(stint_ends, tid);
     else { map_set(stint_ends, tid, nsecs);
       if (${is_worker} && !map_has(alive, tid)) { map_set(alive, tid, 1);
-        map_set(workers, tid, 1); ${count_workers} } }]],
-    { is_worker = is_worker, count_workers = count_workers(1), PF_EXITING = PF_EXITING }),
+        __u64 *__seen = map_ptr(enters, ${WORKERS_SEEN}); if (__seen) *__seen += 1;
+        ${count_workers} } }]],
+    { is_worker = is_worker, count_workers = count_workers(1), PF_EXITING = PF_EXITING,
+      WORKERS_SEEN = WORKERS_SEEN }),
   draw = {
     workers_counter,
     not issue_at and
@@ -1075,8 +1076,7 @@ local function summary()
   end)
   local calls, submitted = enters:get(0) or 0, enters:get(1) or 0
   local overflows = enters:get(OVERFLOWS) or 0
-  local seen, at_once, busiest = 0, 0, 0
-  for _ in pairs(workers:entries()) do seen = seen + 1 end
+  local seen, at_once, busiest = enters:get(WORKERS_SEEN) or 0, 0, 0
   for _, e in ipairs(most_workers:entries()) do
     if e.value > at_once then at_once, busiest = e.value, e.key end
   end

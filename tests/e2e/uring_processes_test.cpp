@@ -44,9 +44,10 @@ std::vector<std::vector<Queues>> queues_of_rings_created(const Trace &t) {
 }
 
 // More processes with rings come and go than the script's tables of
-// processes and fds hold (4,096): each is forgotten once gone, so that the
-// last ones are followed as well as the first (their enters on their
-// rings' tracks, their closes seen).
+// processes and fds hold (4,096): each is forgotten once gone (often after
+// its io-worker), so that the last ones are followed as well as the first
+// (their enters on their rings' tracks, their closes seen), and each
+// io-worker is counted.
 TEST_F(E2eUringProcesses, ProcessesThatComeAndGoLeaveRoomForOthers) {
   constexpr int kChildren = 4200;
   auto [t, r] =
@@ -63,6 +64,10 @@ TEST_F(E2eUringProcesses, ProcessesThatComeAndGoLeaveRoomForOthers) {
   // close, and counted.
   ASSERT_EQ(rings.back().size(), 3u);
   EXPECT_EQ(rings.back().back(), (Queues{0, 0, 1}));
+  // Each child's NOP ran on an io-worker of its own.
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  EXPECT_GE(summary["io_workers"], kChildren);
+  EXPECT_LE(summary["io_workers"], 2 * kChildren);
   auto found = findings_of(r);
   ASSERT_EQ(found.count("unreaped_completions"), 1u) << r;
   EXPECT_EQ(found["unreaped_completions"]["evidence"]["completions"], 1);

@@ -5,9 +5,9 @@
  *        uring_processes exec N   (1 <= N <= 100)
  *
  * exit: N children, one after another, each set up a ring (4 entries),
- * submit one IORING_OP_NOP in one io_uring_enter, reap it and exit with the
- * ring open. Then the process itself sets one up, submits 2 NOPs in one
- * io_uring_enter, reaps one, and closes the ring with the other left in its
+ * submit one IORING_OP_NOP with IOSQE_ASYNC (so that an io-worker runs it)
+ * in one io_uring_enter, reap it and exit with the ring open. Then the process itself sets one up,
+ * submits 2 NOPs in one io_uring_enter, reaps one, and closes the ring with the other left in its
  * completion queue.
  *
  * exec: the process sets up a ring (4 entries), submits one NOP in one
@@ -36,13 +36,17 @@ static int fail(const char *what, int err) {
   return 1;
 }
 
-/* Sets up RING, submits NOPS NOPs in one enter and reaps REAP of them. */
-static int nops(struct io_uring *ring, unsigned nops, unsigned reap) {
+/* Sets up RING, submits NOPS NOPs (with sqe FLAGS) in one enter and reaps
+ * REAP of them. */
+static int nops(struct io_uring *ring, unsigned nops, unsigned reap, unsigned flags) {
   int err = io_uring_queue_init(4, ring, 0);
   if (err < 0)
     return fail("io_uring_queue_init", err);
-  for (unsigned i = 0; i < nops; i++)
-    io_uring_prep_nop(io_uring_get_sqe(ring));
+  for (unsigned i = 0; i < nops; i++) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+    io_uring_prep_nop(sqe);
+    sqe->flags |= flags;
+  }
   if ((err = io_uring_submit_and_wait(ring, nops)) != (int)nops)
     return fail("io_uring_submit_and_wait", err < 0 ? err : EIO);
   for (unsigned i = 0; i < reap; i++) {
@@ -61,7 +65,7 @@ static int children_then_self(long n) {
       return fail("fork", errno);
     if (child == 0) {
       struct io_uring ring;
-      _exit(nops(&ring, 1, 1));  // the ring left open
+      _exit(nops(&ring, 1, 1, IOSQE_ASYNC));  // the ring left open
     }
     int status;
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -70,7 +74,7 @@ static int children_then_self(long n) {
     }
   }
   struct io_uring ring;
-  if (nops(&ring, 2, 1))
+  if (nops(&ring, 2, 1, 0))
     return 1;
   io_uring_queue_exit(&ring);
   return 0;
@@ -80,7 +84,7 @@ static const char self[] = "/proc/self/exe";
 
 static int ring_then_exec(const char *n) {
   struct io_uring ring;
-  if (nops(&ring, 1, 1))
+  if (nops(&ring, 1, 1, 0))
     return 1;
   char fd[16];
   snprintf(fd, sizeof(fd), "%d", ring.ring_fd);
@@ -105,7 +109,7 @@ static int after_exec(int fd, long n) {
     return fail("execl", errno);
   }
   struct io_uring ring;
-  if (nops(&ring, 1, 1))
+  if (nops(&ring, 1, 1, 0))
     return 1;
   io_uring_queue_exit(&ring);
   return 0;
