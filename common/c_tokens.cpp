@@ -24,6 +24,11 @@ std::vector<CIdentifier> c_identifiers(std::string_view text) {
     char c = text[i];
     if (std::isspace(static_cast<unsigned char>(c))) {
       i++;
+    } else if (c == '/' && i + 1 < text.size() && (text[i + 1] == '*' || text[i + 1] == '/')) {
+      // A comment, whose words are none of the code's (an apostrophe in
+      // it is no character literal).
+      size_t end = text[i + 1] == '*' ? text.find("*/", i + 2) : text.find('\n', i + 2);
+      i = end == std::string_view::npos ? text.size() : end + (text[i + 1] == '*' ? 2 : 1);
     } else if (starts_identifier(c)) {
       size_t end = i;
       while (end < text.size() && continues_identifier(text[end]))

@@ -26,6 +26,12 @@ TEST(CTokens, SkipsLiteralsAndNumbers) {
   EXPECT_TRUE(names(e, true).empty());
 }
 
+TEST(CTokens, SkipsComments) {
+  std::string_view e = "a->b /* the ring's */ + c->d // e's\n + f /* g->h";
+  EXPECT_EQ(names(e, false), (std::vector<std::string>{"a", "c", "f"}));
+  EXPECT_EQ(names(e, true), (std::vector<std::string>{"b", "d"}));
+}
+
 TEST(CTokens, KnowsTheIdentifierBeforeEach) {
   auto ids = c_identifiers("(struct  io_kiocb *)r + sizeof(union u)");
   ASSERT_EQ(ids.size(), 6u);
