@@ -898,6 +898,15 @@ local function ring_states(ctx)
                (((struct io_ring_ctx *)(${ctx}))->flags & ${SQPOLL});]],
            { ring = ring_of(ctx), ctx = ctx, SQPOLL = iouring.SETUP_SQPOLL })
 end
+-- C: `__file`, the calling process's file at FD, or 0.
+local function file_of_fd(fd)
+  return c([[__u64 __file = 0, __t = 0; __u32 __max = 0; bpf_probe_read_kernel(&__t, 8, &task->files);
+    bpf_probe_read_kernel(&__t, 8, &((struct files_struct *)__t)->fdt);
+    bpf_probe_read_kernel(&__max, 4, &((struct fdtable *)__t)->max_fds);
+    bpf_probe_read_kernel(&__t, 8, &((struct fdtable *)__t)->fd);
+    if ((__u32)(${fd}) < __max) bpf_probe_read_kernel(&__file, 8, (__u64 *)__t + (__u32)(${fd}));]],
+    { fd = fd })
+end
 -- With --all_rings, a ring created before tracing is not in ring_of_fd:
 -- its fd's file's private data is taken for the ring, which is one where
 -- it was claimed (at its first request seen: at the call's end, for the
@@ -905,13 +914,7 @@ end
 enter.start_action = c([[
   __u64 ring = ${ring_of_enter};
   if (!ring && param.all_rings && !(args.flags & ${REGISTERED})) {
-    __u64 __t = 0; __u32 __max = 0; bpf_probe_read_kernel(&__t, 8, &task->files);
-    bpf_probe_read_kernel(&__t, 8, &((struct files_struct *)__t)->fdt);
-    bpf_probe_read_kernel(&__max, 4, &((struct fdtable *)__t)->max_fds);
-    bpf_probe_read_kernel(&__t, 8, &((struct fdtable *)__t)->fd);
-    if ((__u32)args.fd < __max) {
-      bpf_probe_read_kernel(&ring, 8, (__u64 *)__t + (__u32)args.fd);
-      bpf_probe_read_kernel(&ring, 8, &((struct file *)ring)->private_data); } }
+    ${file_of_fd} bpf_probe_read_kernel(&ring, 8, &((struct file *)__file)->private_data); }
   ${states}
   if (!state && !param.all_rings) return 0;
   ${read_entry}__u32 reaped = 0; if (state) {
@@ -919,7 +922,7 @@ enter.start_action = c([[
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
   { ring_of_enter = ring_of_enter, REGISTERED = iouring.ENTER_REGISTERED_RING,
-    states = ring_states("ring"), read_entry = read_entry,
+    file_of_fd = file_of_fd("args.fd"), states = ring_states("ring"), read_entry = read_entry,
     time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,
@@ -971,15 +974,31 @@ local function ring_leaves(ctx, state)
                  args = { in_flight = "in_flight", sq = "sq", cq = "cq" }, when = "ring" }
   return act, draw
 end
+-- C: `__refs`, the references to file `__file` (its fds in all processes,
+-- registrations, calls under way in other threads).
+local file_refs = has_field("struct file", "f_ref")
+  and [[__s64 __refs = 0; bpf_probe_read_kernel(&__refs, 8, &((struct file *)__file)->f_ref);
+        __refs += 1;]]  -- file_ref_t counts from 0 for one
+  or [[__s64 __refs = 0; bpf_probe_read_kernel(&__refs, 8, &((struct file *)__file)->f_count);]]
 local closed_key = "map_key(ring_of_fd, pid, args.fd)"
 local leaves_at_close, queues_at_close = ring_leaves("ctx")
+-- A close leaves the ring only where it drops the last reference to it:
+-- else (a dup, a child, a registration keeps it) only its fd goes, and it
+-- leaves at its process's exit.
 probe("tracepoint:syscalls:sys_enter_close", {
   filter = "map_has(owners, pid) && map_has(ring_of_fd, " .. closed_key .. ")",
   action = (function()
     local t = { c([[
-      __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key}); ${leaves}
-      __auto_type rings_of = map_ptr(process_rings, pid); if (rings_of) {]],
-      { key = closed_key, leaves = leaves_at_close }) .. " " }
+      __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key});
+      __auto_type rings_of = map_ptr(process_rings, pid);
+      ${file_of_fd} __u64 __ring = 0; bpf_probe_read_kernel(&__ring, 8, &((struct file *)__file)->private_data);
+      if (__ring != ctx) return 0;  /* the fd is no longer the ring's */
+      ${file_refs} if (__refs > 1) {]],
+      { key = closed_key, file_of_fd = file_of_fd("args.fd"), file_refs = file_refs }) .. " " }
+    for _, f in ipairs(RING_FIELDS) do
+      t[#t + 1] = c("if (rings_of && rings_of->${f} == ctx) rings_of->fd_${f} = -1;", { f = f }) .. " "
+    end
+    t[#t + 1] = "return 0; } " .. leaves_at_close .. " if (rings_of) { "
     for _, f in ipairs(RING_FIELDS) do
       t[#t + 1] = c("if (rings_of->${f} == ctx) rings_of->${f} = 0;", { f = f }) .. " "
     end

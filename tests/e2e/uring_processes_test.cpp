@@ -94,5 +94,20 @@ TEST_F(E2eUringProcesses, AnExecForgetsTheRingsItClosed) {
   EXPECT_EQ(found.count("rings_untraced"), 0u) << r;
   EXPECT_EQ(found.count("unreaped_completions"), 0u) << r;
 }
+// A ring whose fd is closed while its registration keeps it does not
+// leave there: its enters by index are drawn on its track, and it leaves
+// at its process's exit, with the completion left in it.
+TEST_F(E2eUringProcesses, ARingKeptByItsRegistrationLeavesAtExit) {
+  auto [t, r] = run_uring(workload("uring_processes") + " kept", {"-f", "json"});
+  auto rings = queues_of_rings_created(t);
+  ASSERT_EQ(rings.size(), 1u) << r;
+  EXPECT_EQ(t.named("io_uring_enter").size(), 1u) << r;
+  ASSERT_EQ(rings[0].size(), 3u);  // at the enter, and at the exit
+  EXPECT_EQ(rings[0].back(), (Queues{0, 0, 1}));
+  auto found = findings_of(r);
+  ASSERT_EQ(found.count("unreaped_completions"), 1u) << r;
+  EXPECT_EQ(found["unreaped_completions"]["evidence"]["completions"], 1);
+}
+
 }  // namespace
 }  // namespace e2e

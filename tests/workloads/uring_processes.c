@@ -3,6 +3,7 @@
  *
  * usage: uring_processes exit N   (1 <= N <= 100000)
  *        uring_processes exec N   (1 <= N <= 100)
+ *        uring_processes kept
  *
  * exit: N children, one after another, each set up a ring (4 entries),
  * submit one IORING_OP_NOP with IOSQE_ASYNC (so that an io-worker runs it)
@@ -17,6 +18,11 @@
  * it. Then it execs itself as "uring_processes exec N-1" while N > 1, and
  * else sets up a last ring, submits one NOP in one io_uring_enter, reaps it
  * and closes the ring: N + 1 rings in all, one process.
+ *
+ * kept: the process sets up a ring (4 entries), registers its fd
+ * (io_uring_register_ring_fd) and closes the fd, the registration keeping
+ * the ring; then, entering it by its index, submits 2 NOPs in one
+ * io_uring_enter, reaps one, and exits with the other left in the ring.
  *
  * Exits 0 when all went as said, 1 (saying why on stderr) otherwise, 2 on
  * bad arguments. */
@@ -115,16 +121,38 @@ static int after_exec(int fd, long n) {
   return 0;
 }
 
+static int kept_by_registration(void) {
+  struct io_uring ring;
+  int err = io_uring_queue_init(4, &ring, 0);
+  if (err < 0)
+    return fail("io_uring_queue_init", err);
+  if ((err = io_uring_register_ring_fd(&ring)) != 1)
+    return fail("io_uring_register_ring_fd", err < 0 ? err : EIO);
+  if (close(ring.ring_fd) != 0)
+    return fail("close", errno);
+  for (int i = 0; i < 2; i++)
+    io_uring_prep_nop(io_uring_get_sqe(&ring));
+  if ((err = io_uring_submit_and_wait(&ring, 2)) != 2)
+    return fail("io_uring_submit_and_wait", err < 0 ? err : EIO);
+  struct io_uring_cqe *cqe;
+  if ((err = io_uring_peek_cqe(&ring, &cqe)) < 0)
+    return fail("io_uring_peek_cqe", err);
+  io_uring_cqe_seen(&ring, cqe);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   long n = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
   if (argc == 3 && strcmp(argv[1], "exit") == 0 && n >= 1 && n <= 100000)
     return children_then_self(n);
+  if (argc == 2 && strcmp(argv[1], "kept") == 0)
+    return kept_by_registration();
   if (argc == 3 && strcmp(argv[1], "exec") == 0 && n >= 1 && n <= 100)
     return ring_then_exec(argv[2]);
   long fd = argc == 4 ? strtol(argv[2], NULL, 10) : 0,
        left = argc == 4 ? strtol(argv[3], NULL, 10) : 0;
   if (argc == 4 && strcmp(argv[1], "after") == 0 && fd >= 3 && left >= 1 && left <= 100)
     return after_exec((int)fd, left);
-  fprintf(stderr, "usage: uring_processes exit N | uring_processes exec N\n");
+  fprintf(stderr, "usage: uring_processes exit N | exec N | kept\n");
   return 2;
 }
