@@ -201,10 +201,7 @@ GeneratedProgram generate_program(const Declaration &decl, const Resolution &res
   input.decl = &decl;
   input.resolution = &resolution;
   input.btf = resolution.types ? resolution.types : kernel.btf();
-  if (options.pid || !options.command.empty()) {
-    input.fork_format = kernel.tracepoint("sched", "sched_process_fork");
-    input.free_format = kernel.tracepoint("sched", "sched_process_free");
-  }
+  input.follow_targets = options.pid || !options.command.empty();
   if (!decl.trace_file.empty())
     input.rename_format = kernel.tracepoint("task", "task_rename");
   if (!options.unsafe)

@@ -40,13 +40,14 @@ struct {
 #define MT_HASH_FLAGS 0
 #endif
 
-/* Processes being traced (-p/-c), followed into their children. */
+/* Processes being traced (-p/-c), followed into their children: each
+ * task's start time, 0 for those the user space named. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
   __uint(map_flags, MT_HASH_FLAGS);
   __type(key, __u32);
-  __type(value, __u8);
+  __type(value, __u64);
 } MT_TARGETS SEC(".maps") MT_SHARED;
 
 MT_SHARED const volatile __u32 MT_FILTER_TARGETS = 0;
@@ -57,8 +58,9 @@ MT_SHARED const volatile __u32 MT_CGROUP_LEVEL = 0;
  * set at load. */
 MT_SHARED const volatile __u64 MT_WAKE_BYTES = 1 << 19;
 
-/* Bumped after each process mt_targets gains (by mt_follow_fork and by
- * user space), so that the answers cached below are asked again. */
+/* Bumped after each process mt_targets gains or loses (mt_follow_fork,
+ * mt_follow_free, the user space), so that the answers cached below are
+ * asked again. */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 1);

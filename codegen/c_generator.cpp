@@ -1022,35 +1022,32 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
   return programs;
 }
 
-bool write_fork_follower(const TraceFormat &format, Emitter &out) {
-  const TraceField *child = format.find("child_pid");
-  if (!child)
-    return false;
-  out << "\n/* -p/-c: children of traced processes are traced too. */\n";
-  out << program_guard_open("mt_follow_fork") + "SEC(\"tracepoint/sched/sched_process_fork\")\n";
-  out << "int mt_follow_fork(void *__ctx) {\n";
+// -p/-c: the children of targets are targets too, each known by when it
+// started (the user space's own targets by 0), so that the free of a task
+// whose id a new child was given in the meantime (ids are freed at reap,
+// the task an RCU grace period later) leaves the child in. Raw
+// tracepoints, read with probe reads at the offsets of this kernel: libbpf
+// need not load the kernel's BTF for them.
+void write_followers(Emitter &out) {
+  out << "\n/* -p/-c: children of targets are targets, until freed. */\n";
+  out << "static __always_inline void mt_task_id(__u64 task, __u32 *id, __u64 *started) {\n";
+  out << "  bpf_probe_read_kernel(id, 4, &((struct task_struct *)task)->pid);\n";
+  out << "  bpf_probe_read_kernel(started, 8, &((struct task_struct *)task)->start_time);\n}\n";
+  out << program_guard_open("mt_follow_fork") + "SEC(\"raw_tp/sched_process_fork\")\n";
+  out << "int mt_follow_fork(__u64 *__ctx) {\n";
   out << "  if (!mt_filter_targets || !mt_is_target())\n    return 0;\n";
-  out << "  __u32 child = *(__s32 *)((char *)__ctx + " + std::to_string(child->offset) + ");\n";
-  out << "  __u8 one = 1;\n  bpf_map_update_elem(&mt_targets, &child, &one, BPF_ANY);\n";
+  out << "  __u32 id = 0;\n  __u64 started = 0;\n  mt_task_id(__ctx[1], &id, &started);\n";
+  out << "  bpf_map_update_elem(&mt_targets, &id, &started, BPF_ANY);\n";
   out << "  mt_targets_changed();\n";
   out << "  return 0;\n}\n" + std::string(kProgramGuardClose);
-  return true;
-}
-
-// A task leaves the targets when it is freed (a process once reaped, after
-// its last thread): its id may then be reused by a process not traced.
-bool write_free_follower(const TraceFormat &format, Emitter &out) {
-  const TraceField *pid = format.find("pid");
-  if (!pid)
-    return false;
-  out << "\n/* -p/-c: a target freed is no longer one; its id may be reused. */\n";
-  out << program_guard_open("mt_follow_free") + "SEC(\"tracepoint/sched/sched_process_free\")\n";
-  out << "int mt_follow_free(void *__ctx) {\n";
+  out << program_guard_open("mt_follow_free") + "SEC(\"raw_tp/sched_process_free\")\n";
+  out << "int mt_follow_free(__u64 *__ctx) {\n";
   out << "  if (!mt_filter_targets)\n    return 0;\n";
-  out << "  __u32 gone = *(__s32 *)((char *)__ctx + " + std::to_string(pid->offset) + ");\n";
-  out << "  if (bpf_map_delete_elem(&mt_targets, &gone) == 0)\n    mt_targets_changed();\n";
+  out << "  __u32 id = 0;\n  __u64 started = 0;\n  mt_task_id(__ctx[0], &id, &started);\n";
+  out << "  __u64 *known = bpf_map_lookup_elem(&mt_targets, &id);\n";
+  out << "  if (known && *known == started && bpf_map_delete_elem(&mt_targets, &id) == 0)\n";
+  out << "    mt_targets_changed();\n";
   out << "  return 0;\n}\n" + std::string(kProgramGuardClose);
-  return true;
 }
 
 }  // namespace
@@ -1072,8 +1069,14 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
     for (const Expression *e : expressions_of(*in.decl, p))
       expressions.push_back(e->text);
   std::unique_ptr<CTypeEmitter> types;
-  if (in.btf)
-    types = std::make_unique<CTypeEmitter>(in.btf->raw(), member_names_in(expressions));
+  if (in.btf) {
+    std::set<std::string> members = member_names_in(expressions);
+    if (in.follow_targets)  // read by the followers (write_followers)
+      members.insert({"pid", "start_time"});
+    types = std::make_unique<CTypeEmitter>(in.btf->raw(), std::move(members));
+    if (in.follow_targets)
+      types->declare_record("struct", "task_struct");
+  }
   // Kernel records a script casts pointers to, e.g. (struct io_ring_ctx *)args.ctx;
   // ones the kernel lacks are left for Clang to report where they are used.
   if (types) {
@@ -1134,10 +1137,10 @@ GeneratedProgram generate_c(const GeneratorInput &in) {
   for (const auto &[event, probes] : by_event)
     if (probes.size() > 1)
       writer.write_shared(program.probes, probes, resolved[probes[0]]);
-  if (in.fork_format && write_fork_follower(*in.fork_format, body))
-    program.follow_programs.push_back("mt_follow_fork");
-  if (in.free_format && write_free_follower(*in.free_format, body))
-    program.follow_programs.push_back("mt_follow_free");
+  if (in.follow_targets && types) {
+    write_followers(body);
+    program.follow_programs = {"mt_follow_fork", "mt_follow_free"};
+  }
   bool draws = std::any_of(in.decl->probes.begin(), in.decl->probes.end(),
                            [](const ProbeDecl &p) { return !p.draws.empty(); });
   if (draws)

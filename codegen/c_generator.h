@@ -70,8 +70,7 @@ struct GeneratorInput {
   const Declaration *decl = nullptr;
   const Resolution *resolution = nullptr;
   const KernelBtf *btf = nullptr;            // null: struct pointers become void *
-  std::optional<TraceFormat> fork_format;    // sched:sched_process_fork, for -p/-c
-  std::optional<TraceFormat> free_format;    // sched:sched_process_free, for -p/-c
+  bool follow_targets = false;               // -p/-c: children of targets are traced (needs BTF)
   std::optional<TraceFormat> rename_format;  // task:task_rename, to name drawn threads
 };
 

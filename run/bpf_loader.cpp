@@ -431,8 +431,8 @@ void BpfProgram::attach(const LoadSettings &settings) {
 }
 
 void BpfProgram::add_target(unsigned pid) {
-  __u8 one = 1;
-  bpf_map_update_elem(map_fd(MT_NAME(MT_TARGETS)), &pid, &one, BPF_ANY);
+  __u64 any_start = 0;  // no task's start time: its free does not remove it (mt_follow_free)
+  bpf_map_update_elem(map_fd(MT_NAME(MT_TARGETS)), &pid, &any_start, BPF_ANY);
   // Programs cache their answers per CPU (mt_is_target): they must ask again.
   __u32 zero = 0;
   __u64 gen = 0;

@@ -114,6 +114,19 @@ TEST_F(E2eTracing, AGoneChildsPidIsNotTracedWhenReused) {
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 300)) << r;
 }
 
+// A child given the pid of one reaped just before (before the kernel
+// freed that one's task, an RCU grace period later) is traced: the late
+// free of the first does not take the second out.
+TEST_F(E2eTracing, AChildGivenThePidOfOneJustReapedIsTraced) {
+  for (int run_number = 0; run_number < 3; run_number++) {
+    // The child waits out the grace period, then runs the storm.
+    auto r = run(mt({"-c", workload("pid_reuse") + " sh -c 'sleep 0.3; " + nop_storm(300) + "'",
+                     script("complete.lua")}));
+    ASSERT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 300)) << r;
+  }
+}
+
 TEST_F(E2eTracing, FilterKeepsExactlyTheMatchingEvents) {
   auto r = run(mt({"-c", nop_storm(500), script("even.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;

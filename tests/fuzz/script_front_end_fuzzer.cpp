@@ -156,8 +156,7 @@ void declare_and_generate(const std::string &text) {
   input.decl = &decl;
   input.resolution = &resolution;
   input.btf = resolution.types ? resolution.types : kernel().btf();
-  input.fork_format = kernel().tracepoint("sched", "sched_process_fork");
-  input.free_format = kernel().tracepoint("sched", "sched_process_free");
+  input.follow_targets = true;
   if (!decl.trace_file.empty())
     input.rename_format = kernel().tracepoint("task", "task_rename");
   mt::generate_c(input);
