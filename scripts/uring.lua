@@ -287,11 +287,13 @@ local stint_first = map{ name = "stint_first", type = "lru_hash", key = "u32", v
                          size = 4096 }
 -- Up to 4 rings of each process, their fds (-1: registered only) and the
 -- entries of their states in `rings`, to find what they left unreaped
--- when it exits, and to forget its fds when it is gone.
+-- when it exits, and to forget its fds when it is gone; main_left: its
+-- main thread's exit drew them.
 local process_rings = map{ name = "process_rings", key = "u32",
                            value = { a = "u64", b = "u64", c = "u64", d = "u64", fd_a = "s32",
                                      fd_b = "s32", fd_c = "s32", fd_d = "s32", slot_a = "u16",
-                                     slot_b = "u16", slot_c = "u16", slot_d = "u16" },
+                                     slot_b = "u16", slot_c = "u16", slot_d = "u16",
+                                     main_left = "u32" },
                            size = 4096 }
 local RING_FIELDS = { "a", "b", "c", "d" }
 -- Each ring's fd in its process. LRU: the fds of a process's rings past
@@ -962,10 +964,13 @@ local function ring_leaves(ctx, state)
   local x = "((struct io_ring_ctx *)(leaving))"
   local act = c([[
     __u64 leaving = (__u64)(${ctx}), ring = 0; __s64 in_flight = 0; __u32 sq = 0, cq = 0;
-    { __u32 __left = ${x}->rings->cq.tail - ${x}->rings->cq.head;
-      if (__left) { __u64 *__n = map_ptr(enters, ${UNREAPED}), *__r = map_ptr(enters, ${RINGS});
+    { __u32 __left = ${x}->rings->cq.tail - ${x}->rings->cq.head; __auto_type __st = ${state};
+      /* Counted once: a ring that left at its main thread's exit may be
+         closed by another thread after. */
+      if (__left && !(__st && __st->closed)) {
+        __u64 *__n = map_ptr(enters, ${UNREAPED}), *__r = map_ptr(enters, ${RINGS});
         if (__n) *__n += __left; if (__r) *__r += 1; }
-      __auto_type __st = ${state}; if (__st) { __st->closed = 1; if (__st->created && __st->entered) {
+      if (__st) { __st->closed = 1; if (__st->created && __st->entered) {
         ring = leaving; in_flight = (__s64)(__st->submitted - __st->completed + __st->aux);
         sq = ${x}->rings->sq.tail - ${x}->rings->sq.head; cq = __left; } } }]],
     { ctx = ctx, x = x, UNREAPED = UNREAPED, RINGS = RINGS_UNREAPED,
@@ -1017,44 +1022,59 @@ local function state_at(f)
   return c([[({ __auto_type __at = map_ptr(rings, (__u32)rings_of->slot_${f});
                __at && __at->ctx == rings_of->${f} ? __at : NULL; })]], { f = f })
 end
--- At exit, each of the process's rings leaves (a probe each, as one
--- probe's draws share their arguments' names) and its fd is forgotten,
--- then the process's entry goes.
+-- At its main thread's exit, each of the process's rings leaves (a probe
+-- each, as one probe's draws share their arguments' names): before the
+-- kernel closes its files, where io-workers may outlive it. Other threads
+-- may go on with them (pthread_exit from main): their fds are forgotten
+-- only once its last thread is gone, with the process, so that others
+-- find room.
 for _, f in ipairs(RING_FIELDS) do
   local leaves, draw = ring_leaves("rings_of->" .. f, state_at(f))
   probe("tracepoint:sched:sched_process_exit", {
     filter = "tid == pid",
     action = c([[__auto_type rings_of = map_ptr(process_rings, pid);
-                 if (!rings_of || !rings_of->${f}) return 0; ]], { f = f }) .. leaves .. " " ..
-      forget_fd(f),
+                 if (!rings_of || !rings_of->${f}) return 0; ]], { f = f }) .. leaves,
     draw = draw,
   })
 end
-probe("tracepoint:sched:sched_process_exit", {
-  filter = "tid == pid",
-  action = "map_del(process_rings, pid); return 0;",
-})
--- Once its last thread (often an io-worker, after the main one) is gone,
--- the process is forgotten, so that others find room.
+-- The last thread gone is the one whose exit finds none alive (each
+-- counts itself out before its tracepoint) once the main thread's drew
+-- its rings: whichever of the two comes second. The main thread says so
+-- with an atomic add, which orders it before its read of the count.
 probe("tracepoint:sched:sched_process_exit", {
   filter = "map_has(owners, pid)",
-  action = [[
-    __u64 __signal = 0; __s32 __live = 1; bpf_probe_read_kernel(&__signal, 8, &task->signal);
-    bpf_probe_read_kernel(&__live, 4, &((struct signal_struct *)__signal)->live);
-    if (!__live) { map_del(owners, pid); map_del(live_workers, pid); } return 0;]],
+  action = (function()
+    local t = { [[
+      __auto_type rings_of = map_ptr(process_rings, pid);
+      if (rings_of && tid == pid) __sync_fetch_and_add(&rings_of->main_left, 1);
+      __u64 __signal = 0; __s32 __live = 1; bpf_probe_read_kernel(&__signal, 8, &task->signal);
+      bpf_probe_read_kernel(&__live, 4, &((struct signal_struct *)__signal)->live);
+      if (__live || (rings_of && !rings_of->main_left)) return 0;
+      if (rings_of) { ]] }
+    for _, f in ipairs(RING_FIELDS) do
+      t[#t + 1] = forget_fd(f)
+    end
+    return table.concat(t) ..
+      "} map_del(process_rings, pid); map_del(owners, pid); map_del(live_workers, pid); return 0;"
+  end)(),
 })
 -- An exec closes the process's rings with its other close-on-exec fds,
--- before this tracepoint: they leave the trace as at a close, but unread
--- (the kernel may have freed them), and their fds are forgotten.
+-- before this tracepoint: those whose fd is no longer theirs leave the
+-- trace as at a close, but unread (the kernel may have freed them), and
+-- their fds are forgotten. One whose fd the program kept open goes on.
 probe("tracepoint:sched:sched_process_exec", {
   filter = "map_has(process_rings, pid)",
   action = (function()
     local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
     for _, f in ipairs(RING_FIELDS) do
-      t[#t + 1] = c([[if (rings_of->${f}) { __auto_type __st = ${state}; if (__st) __st->closed = 1;
-                      ${forget}}]], { f = f, state = state_at(f), forget = forget_fd(f) }) .. " "
+      t[#t + 1] = c([[if (rings_of->${f}) { __u64 __kept = 0; if (rings_of->fd_${f} >= 0) {
+                        ${file_of_fd} bpf_probe_read_kernel(&__kept, 8, &((struct file *)__file)->private_data); }
+                      if (__kept != rings_of->${f}) { __auto_type __st = ${state}; if (__st) __st->closed = 1;
+                        ${forget} rings_of->${f} = 0; } }]],
+                    { f = f, state = state_at(f), forget = forget_fd(f),
+                      file_of_fd = file_of_fd("rings_of->fd_" .. f) }) .. " "
     end
-    return table.concat(t) .. "map_del(process_rings, pid); return 0;"
+    return table.concat(t) .. "return 0;"
   end)(),
 })
 

@@ -94,6 +94,15 @@ TEST_F(E2eUringProcesses, AnExecForgetsTheRingsItClosed) {
   EXPECT_EQ(found.count("rings_untraced"), 0u) << r;
   EXPECT_EQ(found.count("unreaped_completions"), 0u) << r;
 }
+// A ring whose fd an exec keeps open (close-on-exec cleared) goes on: the
+// new program's enter on it is on its track.
+TEST_F(E2eUringProcesses, ARingKeptOpenAcrossAnExecGoesOn) {
+  auto [t, r] = run_uring(workload("uring_processes") + " exec_kept", {"-f", "json"});
+  ASSERT_EQ(queues_of_rings_created(t).size(), 1u) << r;
+  EXPECT_EQ(t.named("io_uring_enter").size(), 2u) << r;
+  EXPECT_EQ(findings_of(r).count("unreaped_completions"), 0u) << r;
+}
+
 // A ring whose fd is closed while its registration keeps it does not
 // leave there: its enters by index are drawn on its track, and it leaves
 // at its process's exit, with the completion left in it.
@@ -107,6 +116,20 @@ TEST_F(E2eUringProcesses, ARingKeptByItsRegistrationLeavesAtExit) {
   auto found = findings_of(r);
   ASSERT_EQ(found.count("unreaped_completions"), 1u) << r;
   EXPECT_EQ(found["unreaped_completions"]["evidence"]["completions"], 1);
+}
+
+// A process whose main thread leaves first (pthread_exit) while another
+// goes on with the ring: the other's enter is on the ring's track, and its
+// close draws the ring's last counters.
+TEST_F(E2eUringProcesses, ARingOutlivingItsMainThreadIsFollowedToItsClose) {
+  auto [t, r] = run_uring(workload("uring_processes") + " threads");
+  auto rings = queues_of_rings_created(t);
+  ASSERT_EQ(rings.size(), 1u) << r;
+  auto enters = t.named("io_uring_enter");
+  ASSERT_EQ(enters.size(), 2u) << r;
+  EXPECT_NE(enters[0]->tid, enters[1]->tid);
+  ASSERT_FALSE(rings[0].empty());
+  EXPECT_EQ(rings[0].back(), (Queues{0, 0, 0}));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
  * usage: uring_processes exit N   (1 <= N <= 100000)
  *        uring_processes exec N   (1 <= N <= 100)
  *        uring_processes kept
+ *        uring_processes threads
+ *        uring_processes exec_kept
  *
  * exit: N children, one after another, each set up a ring (4 entries),
  * submit one IORING_OP_NOP with IOSQE_ASYNC (so that an io-worker runs it)
@@ -24,12 +26,24 @@
  * the ring; then, entering it by its index, submits 2 NOPs in one
  * io_uring_enter, reaps one, and exits with the other left in the ring.
  *
+ * threads: the main thread sets up a ring (4 entries), submits one NOP in
+ * one io_uring_enter without reaping it, starts a thread and leaves
+ * (pthread_exit). The thread, 50 ms later, submits 2 NOPs in one
+ * io_uring_enter, reaps all 3 and closes the ring.
+ *
+ * exec_kept: the process sets up a ring (4 entries), submits one NOP in one
+ * io_uring_enter, reaps it, clears the ring fd's close-on-exec flag and
+ * execs itself as "uring_processes kept_after FD". The new program calls
+ * io_uring_enter on FD to submit nothing (and wait for nothing), and closes
+ * it.
+ *
  * Exits 0 when all went as said, 1 (saying why on stderr) otherwise, 2 on
  * bad arguments. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +155,69 @@ static int kept_by_registration(void) {
   return 0;
 }
 
+static struct io_uring shared;
+
+static void *after_main(void *unused) {
+  (void)unused;
+  usleep(50 * 1000);
+  for (int i = 0; i < 2; i++)
+    io_uring_prep_nop(io_uring_get_sqe(&shared));
+  int err = io_uring_submit_and_wait(&shared, 3);
+  if (err != 2)
+    exit(fail("io_uring_submit_and_wait", err < 0 ? err : EIO));
+  for (int i = 0; i < 3; i++) {
+    struct io_uring_cqe *cqe;
+    if ((err = io_uring_wait_cqe(&shared, &cqe)) < 0)
+      exit(fail("io_uring_wait_cqe", err));
+    io_uring_cqe_seen(&shared, cqe);
+  }
+  io_uring_queue_exit(&shared);
+  return NULL;
+}
+
+static int main_leaves_first(void) {
+  int err = io_uring_queue_init(4, &shared, 0);
+  if (err < 0)
+    return fail("io_uring_queue_init", err);
+  io_uring_prep_nop(io_uring_get_sqe(&shared));
+  if ((err = io_uring_submit_and_wait(&shared, 1)) != 1)
+    return fail("io_uring_submit_and_wait", err < 0 ? err : EIO);
+  pthread_t thread;
+  if ((err = pthread_create(&thread, NULL, after_main, NULL)) != 0)
+    return fail("pthread_create", err);
+  pthread_exit(NULL);
+}
+
+static int exec_keeping_the_ring(void) {
+  struct io_uring ring;
+  if (nops(&ring, 1, 1, 0))
+    return 1;
+  if (fcntl(ring.ring_fd, F_SETFD, 0) != 0)
+    return fail("fcntl", errno);
+  char fd[16];
+  snprintf(fd, sizeof(fd), "%d", ring.ring_fd);
+  execl(self, self, "kept_after", fd, (char *)NULL);
+  return fail("execl", errno);
+}
+
+static int enter_kept_ring(int fd) {
+  if (syscall(__NR_io_uring_enter, fd, 0, 0, 0, NULL, 0) != 0)
+    return fail("io_uring_enter", errno);
+  if (close(fd) != 0)
+    return fail("close", errno);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   long n = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
   if (argc == 3 && strcmp(argv[1], "exit") == 0 && n >= 1 && n <= 100000)
     return children_then_self(n);
+  if (argc == 2 && strcmp(argv[1], "exec_kept") == 0)
+    return exec_keeping_the_ring();
+  if (argc == 3 && strcmp(argv[1], "kept_after") == 0 && n >= 3)
+    return enter_kept_ring((int)n);
+  if (argc == 2 && strcmp(argv[1], "threads") == 0)
+    return main_leaves_first();
   if (argc == 2 && strcmp(argv[1], "kept") == 0)
     return kept_by_registration();
   if (argc == 3 && strcmp(argv[1], "exec") == 0 && n >= 1 && n <= 100)
@@ -153,6 +226,6 @@ int main(int argc, char **argv) {
        left = argc == 4 ? strtol(argv[3], NULL, 10) : 0;
   if (argc == 4 && strcmp(argv[1], "after") == 0 && fd >= 3 && left >= 1 && left <= 100)
     return after_exec((int)fd, left);
-  fprintf(stderr, "usage: uring_processes exit N | exec N | kept\n");
+  fprintf(stderr, "usage: uring_processes exit N | exec N | exec_kept | kept | threads\n");
   return 2;
 }
