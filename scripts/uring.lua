@@ -900,14 +900,16 @@ local function ring_states(ctx)
                (((struct io_ring_ctx *)(${ctx}))->flags & ${SQPOLL});]],
            { ring = ring_of(ctx), ctx = ctx, SQPOLL = iouring.SETUP_SQPOLL })
 end
--- C: `__file`, the calling process's file at FD, or 0.
-local function file_of_fd(fd)
-  return c([[__u64 __file = 0, __t = 0; __u32 __max = 0; bpf_probe_read_kernel(&__t, 8, &task->files);
+-- C: reads the calling process's file at FD into FILE (a __u64), and
+-- then runs THEN; both only where FD is open.
+local function file_of_fd(fd, file, then_)
+  return c([[{ __u64 __t = 0; __u32 __max = 0; bpf_probe_read_kernel(&__t, 8, &task->files);
     bpf_probe_read_kernel(&__t, 8, &((struct files_struct *)__t)->fdt);
     bpf_probe_read_kernel(&__max, 4, &((struct fdtable *)__t)->max_fds);
     bpf_probe_read_kernel(&__t, 8, &((struct fdtable *)__t)->fd);
-    if ((__u32)(${fd}) < __max) bpf_probe_read_kernel(&__file, 8, (__u64 *)__t + (__u32)(${fd}));]],
-    { fd = fd })
+    if ((__u32)(${fd}) < __max) {
+      bpf_probe_read_kernel(&${file}, 8, (__u64 *)__t + (__u32)(${fd})); ${then_} } }]],
+    { fd = fd, file = file, then_ = then_ or "" })
 end
 -- With --all_rings, a ring created before tracing is not in ring_of_fd:
 -- its fd's file's private data is taken for the ring, which is one where
@@ -916,7 +918,7 @@ end
 enter.start_action = c([[
   __u64 ring = ${ring_of_enter};
   if (!ring && param.all_rings && !(args.flags & ${REGISTERED})) {
-    ${file_of_fd} bpf_probe_read_kernel(&ring, 8, &((struct file *)__file)->private_data); }
+    ${file_of_fd} }
   ${states}
   if (!state && !param.all_rings) return 0;
   ${read_entry}__u32 reaped = 0; if (state) {
@@ -924,7 +926,8 @@ enter.start_action = c([[
     if (reaped) { ${time_reaping}}
     state->cq_head = cq_head; state->entered = 1; }]],
   { ring_of_enter = ring_of_enter, REGISTERED = iouring.ENTER_REGISTERED_RING,
-    file_of_fd = file_of_fd("args.fd"), states = ring_states("ring"), read_entry = read_entry,
+    file_of_fd = file_of_fd("args.fd", "ring", "bpf_probe_read_kernel(&ring, 8, &((struct file *)ring)->private_data);"),
+    states = ring_states("ring"), read_entry = read_entry,
     time_reaping = time_reaping("state") })
 enter.start_draw = {
   queues_at_entry,
@@ -996,10 +999,12 @@ probe("tracepoint:syscalls:sys_enter_close", {
     local t = { c([[
       __u64 ctx = map_get(ring_of_fd, ${key}); map_del(ring_of_fd, ${key});
       __auto_type rings_of = map_ptr(process_rings, pid);
-      ${file_of_fd} __u64 __ring = 0; bpf_probe_read_kernel(&__ring, 8, &((struct file *)__file)->private_data);
+      __u64 __file = 0, __ring = 0; ${file_of_fd}
       if (__ring != ctx) return 0;  /* the fd is no longer the ring's */
       ${file_refs} if (__refs > 1) {]],
-      { key = closed_key, file_of_fd = file_of_fd("args.fd"), file_refs = file_refs }) .. " " }
+      { key = closed_key, file_refs = file_refs,
+        file_of_fd = file_of_fd("args.fd", "__file",
+                                "bpf_probe_read_kernel(&__ring, 8, &((struct file *)__file)->private_data);") }) .. " " }
     for _, f in ipairs(RING_FIELDS) do
       t[#t + 1] = c("if (rings_of && rings_of->${f} == ctx) rings_of->fd_${f} = -1;", { f = f }) .. " "
     end
@@ -1067,12 +1072,12 @@ probe("tracepoint:sched:sched_process_exec", {
   action = (function()
     local t = { "__auto_type rings_of = map_ptr(process_rings, pid); if (!rings_of) return 0; " }
     for _, f in ipairs(RING_FIELDS) do
-      t[#t + 1] = c([[if (rings_of->${f}) { __u64 __kept = 0; if (rings_of->fd_${f} >= 0) {
-                        ${file_of_fd} bpf_probe_read_kernel(&__kept, 8, &((struct file *)__file)->private_data); }
+      t[#t + 1] = c([[if (rings_of->${f}) { __u64 __kept = 0; if (rings_of->fd_${f} >= 0) { ${file_of_fd} }
                       if (__kept != rings_of->${f}) { __auto_type __st = ${state}; if (__st) __st->closed = 1;
                         ${forget} rings_of->${f} = 0; } }]],
                     { f = f, state = state_at(f), forget = forget_fd(f),
-                      file_of_fd = file_of_fd("rings_of->fd_" .. f) }) .. " "
+                      file_of_fd = file_of_fd("rings_of->fd_" .. f, "__kept",
+                                              "bpf_probe_read_kernel(&__kept, 8, &((struct file *)__kept)->private_data);") }) .. " "
     end
     return table.concat(t) .. "return 0;"
   end)(),
