@@ -1023,11 +1023,13 @@ std::vector<std::string> write_thread_namers(const std::optional<TraceFormat> &r
 }
 
 // -p/-c: the children of targets are targets too, each known by when it
-// started (the user space's own targets by 0), so that the free of a task
-// whose id a new child was given in the meantime (ids are freed at reap,
-// the task an RCU grace period later) leaves the child in. Raw
-// tracepoints, read with probe reads at the offsets of this kernel: libbpf
-// need not load the kernel's BTF for them.
+// started (the user space's own targets by 0), until its task is freed.
+// Ids are freed at reap, the task an RCU grace period later: a new task
+// given a gone target's id in between replaces its entry if it is a
+// target's child, and takes it out if not, and the late free leaves
+// alone an entry made for another task. Raw tracepoints, read with probe
+// reads at the offsets of this kernel: libbpf need not load the kernel's
+// BTF for them.
 void write_followers(Emitter &out) {
   out << "\n/* -p/-c: children of targets are targets, until freed. */\n";
   out << "static __always_inline void mt_task_id(__u64 task, __u32 *id, __u64 *started) {\n";
@@ -1035,9 +1037,11 @@ void write_followers(Emitter &out) {
   out << "  bpf_probe_read_kernel(started, 8, &((struct task_struct *)task)->start_time);\n}\n";
   out << program_guard_open("mt_follow_fork") + "SEC(\"raw_tp/sched_process_fork\")\n";
   out << "int mt_follow_fork(__u64 *__ctx) {\n";
-  out << "  if (!mt_filter_targets || !mt_is_target())\n    return 0;\n";
+  out << "  if (!mt_filter_targets)\n    return 0;\n";
   out << "  __u32 id = 0;\n  __u64 started = 0;\n  mt_task_id(__ctx[1], &id, &started);\n";
-  out << "  bpf_map_update_elem(&mt_targets, &id, &started, BPF_ANY);\n";
+  out << "  if (mt_is_target())\n";
+  out << "    bpf_map_update_elem(&mt_targets, &id, &started, BPF_ANY);\n";
+  out << "  else if (bpf_map_delete_elem(&mt_targets, &id) != 0)\n    return 0;\n";
   out << "  mt_targets_changed();\n";
   out << "  return 0;\n}\n" + std::string(kProgramGuardClose);
   out << program_guard_open("mt_follow_free") + "SEC(\"raw_tp/sched_process_free\")\n";

@@ -127,6 +127,35 @@ TEST_F(E2eTracing, AChildGivenThePidOfOneJustReapedIsTraced) {
   }
 }
 
+// A process outside the target's family given the pid of the target's
+// child just reaped, before the kernel freed that child's task, is not
+// traced: the entry the child left until then is not its.
+TEST_F(E2eTracing, AStrangerGivenThePidOfAChildJustReapedIsNotTraced) {
+  for (int run_number = 0; run_number < 3; run_number++) {
+    TempDir dir;
+    std::string pid_file = dir.file("traced");
+    Process family(
+        Command{{"sh", "-c",
+                 "exec " + workload("pid_to_stranger") + " " + nop_storm(300) + " > " + pid_file}});
+    pid_t traced = 0;
+    for (int i = 0; i < 200 && !traced; i++) {
+      std::this_thread::sleep_for(20ms);
+      std::string text = read_file(pid_file);
+      if (text.ends_with("\n"))
+        traced = std::stoi(text);
+    }
+    ASSERT_GT(traced, 0) << family.wait(1s);
+    Process tracer(mt({"-p", std::to_string(traced), script("complete.lua")}));
+    ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+    kill(traced, SIGCONT);
+    auto f = family.wait(20s);
+    ASSERT_EQ(f.exit_code, 0) << f;
+    auto r = tracer.wait(10s);  // it stops when the traced child exits
+    ASSERT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(values_of(r.out, "user_data"), std::vector<uint64_t>{}) << r;
+  }
+}
+
 TEST_F(E2eTracing, FilterKeepsExactlyTheMatchingEvents) {
   auto r = run(mt({"-c", nop_storm(500), script("even.lua")}));
   ASSERT_EQ(r.exit_code, 0) << r;
