@@ -331,8 +331,9 @@ TEST_F(E2eIoScripts, VfsstatCountsEachOperation) {
   for (size_t i = 0; i < 5; i++)
     EXPECT_LE(summed[i], got[i]) << r;
   // Without kprobes or fentry the system calls stand in, and it says so.
-  if (!contains(r.err, "counting the system calls that reach them"))
+  if (!contains(r.err, "counting the system calls that reach them")) {
     EXPECT_FALSE(contains(r.err, "cannot be traced")) << r;
+  }
 }
 
 TEST_F(E2eIoScripts, VfsstatStopsAfterCountLines) {

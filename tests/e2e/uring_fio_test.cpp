@@ -371,12 +371,13 @@ TEST_F(E2eUringFio, BufferedWritesOnAnSqpollRingCompleteOnIoWorkers) {
   auto names = t.thread_names_by_tid();
   auto running = t.named("running");
   for (const auto *c : t.named("complete"))
-    if (starts_with(names[c->tid], "iou-wrk-"))
+    if (starts_with(names[c->tid], "iou-wrk-")) {
       EXPECT_TRUE(std::any_of(running.begin(), running.end(),
                               [&](const auto *r) {
                                 return r->tid == c->tid && r->ts <= c->ts && r->extra >= c->extra;
                               }))
           << "complete at " << c->ts;
+    }
   // The SQ poll thread has its running slices too.
   EXPECT_GT(on_threads(t, "running", "iou-sqp-"), 0u);
   // The io-workers' tracks belong to fio's job process.

@@ -148,12 +148,13 @@ TEST_F(E2eUringLayers, ABufferedWritesPageCacheCopyIsOnItsIoWorkerInItsFlow) {
   // switched out in the middle of, which a lane of its own shows).
   auto hops = trace.named("issue").empty() ? trace.named("running") : trace.named("issue");
   for (const auto *w : writes) {
-    if (w->event_type == 4)
+    if (w->event_type == 4) {
       EXPECT_EQ(std::count_if(hops.begin(), hops.end(),
                               [&](const mt::FxtRecord *s) {
                                 return s->tid == w->tid && s->ts <= w->ts && w->extra <= s->extra;
                               }),
                 1);
+    }
   }
   EXPECT_EQ(trace.flow_points(8), 256u);
   EXPECT_EQ(trace.flow_points(10), 256u);

@@ -146,8 +146,9 @@ inline void expect_queues_at_each_enter_and_none_left(const Trace &t, const std:
   auto samples = queue_samples(t, ring + " queues");
   EXPECT_GE(samples.size(), 2 * enters) << ring;
   EXPECT_LE(samples.size(), 2 * enters + 1) << ring;
-  if (!samples.empty())
+  if (!samples.empty()) {
     EXPECT_EQ(samples.back(), (Queues{0, 0, 0})) << ring << ", at the end";
+  }
 }
 
 // The number before `what` in uring's summary ("N requests completed").
