@@ -728,8 +728,9 @@ local PF_IO_WORKER, PF_EXITING = "0x10", "0x4"
 local stint_ends = map{ name = "stint_ends", key = "u32", value = "u64", size = 4096 }
 local live_workers = map{ name = "live_workers", key = "u32", value = "s64", size = 4096 }
 local alive = map{ name = "alive", key = "u32", value = "u8", size = 4096 }  -- io-workers counted in
--- Each process's most io-workers at once, for the summary.
-local most_workers = map{ name = "most_workers", key = "u32", value = "s64", size = 4096 }
+-- The most io-workers one process ran at once, shifted 32 bits left, and
+-- that process: one word, written whole, for the summary.
+local busiest = map{ name = "busiest", type = "array", key = "u32", value = "u64", size = 1 }
 local io_task = "(args.prev->flags & " .. PF_IO_WORKER .. ")"
 local is_worker = "(args.prev->comm[4] == 'w')"  -- iou-wrk-*, not iou-sqp-*
 local owner_traced = "(param.all_rings || map_has(owners, pid))"
@@ -739,7 +740,8 @@ local function count_workers(add)
     __s64 *__n = map_ptr(live_workers, pid); if (!__n) { map_set(live_workers, pid, 0);
       __n = map_ptr(live_workers, pid); }
     if (__n) { *__n += ${add}; count = *__n; }]], { add = add }) .. " " ..
-         (add > 0 and "if (count > map_get(most_workers, pid)) map_set(most_workers, pid, count);"
+         (add > 0 and [[__u64 *__most = map_ptr(busiest, 0);
+                        if (__most && (__s64)(*__most >> 32) < count) *__most = (__u64)count << 32 | pid;]]
                    or "")
 end
 local workers_counter = { kind = "counter", name = "io-workers", category = cat,
@@ -1120,10 +1122,7 @@ local function summary()
   end)
   local calls, submitted = enters:get(0) or 0, enters:get(1) or 0
   local overflows = enters:get(OVERFLOWS) or 0
-  local seen, at_once, busiest = enters:get(WORKERS_SEEN) or 0, 0, 0
-  for _, e in ipairs(most_workers:entries()) do
-    if e.value > at_once then at_once, busiest = e.value, e.key end
-  end
+  local seen, most = enters:get(WORKERS_SEEN) or 0, busiest:get(0) or 0
   local reap_slots, timed = {}, 0
   for slot = 0, LATENCY_SLOTS - 1 do
     local n = reap_times:get(slot) or 0
@@ -1138,7 +1137,7 @@ local function summary()
            unreaped = enters:get(UNREAPED) or 0, rings_unreaped = enters:get(RINGS_UNREAPED) or 0,
            sq_wakeups = enters:get(SQ_WAKEUPS) or 0, sq_waits = enters:get(SQ_WAITS) or 0,
            requests_per_enter = calls > 0 and submitted / calls or 0, io_workers = seen,
-           io_workers_at_once = at_once, io_workers_process = busiest,
+           io_workers_at_once = most >> 32, io_workers_process = most & 0xffffffff,
            overflows = overflows, rings_evicted = ring_claims:get(EVICTED) or 0,
            requests_untracked = enters:get(REQUESTS_EVICTED) or 0,
            requests_skipping = (enters:get(REQUESTS_SKIPPING) or 0) - (enters:get(SKIPPING_FAILED) or 0),

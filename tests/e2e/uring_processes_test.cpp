@@ -2,6 +2,8 @@
 // script keeps of each is forgotten once it is gone (at exit, at exec), so
 // that its tables keep room for the next ones and a reused fd or address
 // is not taken for a ring gone (tests/workloads/uring_processes.c).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -46,34 +48,49 @@ std::vector<std::vector<Queues>> queues_of_rings_created(const Trace &t) {
 // More processes with rings come and go than the script's tables of
 // processes and fds hold (4,096): each is forgotten once gone (often after
 // its io-worker), so that the last ones are followed as well as the first
-// (their enters on their rings' tracks, their closes seen), and each
-// io-worker is counted.
+// (their enters on their rings' tracks, their closes seen), each io-worker
+// is counted, and a process after them all that runs more io-workers at
+// once than there are CPUs is found.
 TEST_F(E2eUringProcesses, ProcessesThatComeAndGoLeaveRoomForOthers) {
   constexpr int kChildren = 4200;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   auto [t, r] =
-      run_uring(workload("uring_processes") + " exit " + std::to_string(kChildren), {"-f", "json"});
+      run_uring("sh -c '" + workload("uring_processes") + " exit " + std::to_string(kChildren) +
+                    " && exec " + workload("uring_fanout") + " " + std::to_string(cpus + 2) + "'",
+                {"-f", "json"});
   auto rings = queues_of_rings_created(t);
-  ASSERT_EQ(rings.size(), kChildren + 1u) << r;
-  EXPECT_EQ(t.named("io_uring_enter").size(), kChildren + 1u);
-  EXPECT_EQ(t.named("complete").size(), kChildren + 2u);
-  for (size_t i = 0; i + 1 < rings.size(); i++) {  // at its enter, and at exit with none left
+  ASSERT_EQ(rings.size(), kChildren + 2u) << r;
+  auto creates = t.named("create");
+  uint64_t fanout = std::max_element(creates.begin(), creates.end(),
+                                     [](auto *a, auto *b) { return a->ts < b->ts; })[0]
+                        ->pid;
+  auto outside_fanout = [&](const std::string &name) {
+    auto all = t.named(name);
+    return std::count_if(all.begin(), all.end(), [&](auto *e) { return e->pid != fanout; });
+  };
+  EXPECT_EQ(outside_fanout("io_uring_enter"), kChildren + 1);
+  EXPECT_EQ(outside_fanout("complete"), kChildren + 2);
+  for (size_t i = 0; i < kChildren; i++) {  // at its enter, and at exit with none left
     ASSERT_EQ(rings[i].size(), 3u) << "child " << i + 1;
     EXPECT_EQ(rings[i].back(), (Queues{0, 0, 0})) << "child " << i + 1;
   }
   // The process's own ring, closed with one completion left: seen at its
   // close, and counted.
-  ASSERT_EQ(rings.back().size(), 3u);
-  EXPECT_EQ(rings.back().back(), (Queues{0, 0, 1}));
+  ASSERT_EQ(rings[kChildren].size(), 3u);
+  EXPECT_EQ(rings[kChildren].back(), (Queues{0, 0, 1}));
   // Each child's NOP ran on an io-worker of its own, counted where it was
   // seen on a CPU before its exit (4,199 of 4,200 in one CI run): more
   // than the 1,024 a set of them once held.
   auto summary = data_of_type(json_lines(r.out), "uring_summary");
   EXPECT_GE(summary["io_workers"], kChildren * 9 / 10);
-  EXPECT_LE(summary["io_workers"], 2 * kChildren);
+  EXPECT_LE(summary["io_workers"], 2 * kChildren + cpus + 3);
   auto found = findings_of(r);
   ASSERT_EQ(found.count("unreaped_completions"), 1u) << r;
   EXPECT_EQ(found["unreaped_completions"]["evidence"]["completions"], 1);
   EXPECT_EQ(found["unreaped_completions"]["evidence"]["rings"], 1);
+  ASSERT_EQ(found.count("io_worker_fanout"), 1u) << r;
+  EXPECT_EQ(found["io_worker_fanout"]["evidence"]["pid"], fanout);
+  EXPECT_GE(found["io_worker_fanout"]["evidence"]["at_once"], cpus + 2);
 }
 
 // An exec closes the process's rings: the fd numbers the new program
