@@ -45,15 +45,16 @@ std::vector<std::string> find_modules(const std::string &name, const std::string
   return found;
 }
 
-// The module files for `name` along package.path, in order.
+// Where modules are looked for, set once at the state's creation: a
+// script that sets package.path (to /root/secret/?.conf, say) changes
+// nothing, or any file root could read would be loaded and shown.
+constexpr const char *kModulePathKey = "moontrace.module_path";
+
+// The module files for `name` along the module path, in order.
 std::vector<std::string> module_files(lua_State *L, const std::string &name, std::string &tried) {
-  // The package table as loaded, whatever the script did to the global.
-  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_getfield(L, -1, LUA_LOADLIBNAME);
-  lua_getfield(L, -1, "path");
-  std::vector<std::string> found =
-      find_modules(name, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "", tried);
-  lua_pop(L, 3);
+  lua_getfield(L, LUA_REGISTRYINDEX, kModulePathKey);
+  std::vector<std::string> found = find_modules(name, lua_tostring(L, -1), tried);
+  lua_pop(L, 1);
   return found;
 }
 
@@ -336,6 +337,8 @@ lua_State *new_sandboxed_state(const SandboxOptions &options) {
   for (const auto &dir : options.module_dirs)
     path += (path.empty() ? "" : ";") + dir + "/?.lua;" + dir + "/?/init.lua";
   lua_pushstring(L, path.c_str());
+  lua_setfield(L, LUA_REGISTRYINDEX, kModulePathKey);
+  lua_pushstring(L, path.c_str());  // for scripts to read
   lua_setfield(L, -2, "path");
   lua_pushstring(L, "");
   lua_setfield(L, -2, "cpath");

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "output/output.h"
+#include "scratch_dir.h"
 #include "script/script_params.h"
 #include "stage_fixtures.h"
 
@@ -73,6 +74,19 @@ TEST(LuaScript, SandboxesUnlessUnsafe) {
   EXPECT_NO_THROW(safe.script.declare());
   Loaded unsafe("assert(os.time() > 0 and io.open and load and debug)\n", {}, true);
   EXPECT_NO_THROW(unsafe.script.declare());
+}
+
+// require looks where it was told at the start: a script that points
+// package.path at a file root can read (a secret, /etc/shadow) gets
+// nothing from it.
+TEST(LuaScript, SettingPackagePathDoesNotMoveRequire) {
+  ScratchDir dir;
+  std::ofstream(dir.file("secret.lua")) << "leaked = true\n";
+  Loaded l("package.path = '" + dir.path() +
+           "/?.lua'\n"
+           "local ok, why = pcall(require, 'secret')\n"
+           "assert(not ok and leaked == nil, tostring(why))\n");
+  EXPECT_NO_THROW(l.script.declare());
 }
 
 // Errors the engine throws while a script declares are raised at the
