@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "common/c_tokens.h"
 #include "common/error.h"
 
 namespace mt {
@@ -47,32 +48,29 @@ void for_each_c_text(
 }
 
 // The line (0-based, within `text`) of the first directive, and its text.
+// Outside a macro, which a script cannot define, no # belongs in C code,
+// so any # (or %:) there is taken for one, wherever it stands on its line:
+// after a comment (/**/ #include), or on a line a backslash continued.
 bool find_directive(const std::string &text, int &line, std::string &directive) {
-  if (text.find("_Pragma") != std::string::npos) {
-    line = 0;
-    for (size_t i = 0; i < text.find("_Pragma"); i++)
-      line += text[i] == '\n';
-    directive = "_Pragma";
+  CCode c = c_code(text);
+  size_t at = c.code.find_first_of("#%");
+  while (at != std::string::npos && c.code[at] == '%' && c.code.compare(at, 2, "%:") != 0)
+    at = c.code.find_first_of("#%", at + 1);
+  if (at != std::string::npos) {
+    line = c.lines[at];
+    size_t word = c.code.find_first_not_of(" \t#%:", at);
+    size_t end = c.code.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", word);
+    directive = "#" + (word == std::string::npos ? std::string() : c.code.substr(word, end - word));
     return true;
   }
-  line = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos)
-      end = text.size();
-    size_t first = text.find_first_not_of(" \t\v\f\r", start);
-    if (first != std::string::npos && first < end &&
-        (text[first] == '#' || text.compare(first, 2, "%:") == 0)) {
-      size_t word = text.find_first_not_of(" \t#%:", first);
-      size_t word_end =
-          word == std::string::npos ? end : std::min(end, text.find_first_of(" \t(\"<", word));
-      directive = "#" + (word < end ? text.substr(word, word_end - word) : std::string());
+  for (const CIdentifier &id : c_identifiers(text))
+    if (id.name == "_Pragma") {
+      size_t pragma = c.code.find("_Pragma");
+      line = pragma == std::string::npos ? 0 : c.lines[pragma];
+      directive = "_Pragma";
       return true;
     }
-    start = end + 1;
-    line++;
-  }
   return false;
 }
 

@@ -32,6 +32,16 @@ TEST(CTokens, SkipsComments) {
   EXPECT_EQ(names(e, true), (std::vector<std::string>{"b", "d"}));
 }
 
+// The code as the compiler reads it: continued lines joined first, so that
+// a comment ends where the compiler ends it, and an unterminated literal
+// ends with its line.
+TEST(CTokens, CodeIsWhatTheCompilerReads) {
+  CCode c = c_code("a /* x *\\\n/ b\nc 'd\ne \"f\\\"g\" // h\ni");
+  EXPECT_EQ(c.code, "a   b\nc  0\ne  0  \ni");
+  EXPECT_EQ(c.lines, (std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 4}));
+  EXPECT_EQ(names("a\\  \nb", false), (std::vector<std::string>{"ab"}));
+}
+
 TEST(CTokens, KnowsTheIdentifierBeforeEach) {
   auto ids = c_identifiers("(struct  io_kiocb *)r + sizeof(union u)");
   ASSERT_EQ(ids.size(), 6u);

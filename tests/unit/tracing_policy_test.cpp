@@ -292,7 +292,15 @@ TEST(ExpressionPolicy, RefusesDirectivesAtTheirLine) {
   EXPECT_EQ(refused("# 1 \"/etc/shadow\""), "x.lua:4: a preprocessor directive (#1)" + tail);
   EXPECT_EQ(refused("x = 1; _Pragma(\"once\")"),
             "x.lua:4: a preprocessor directive (_Pragma)" + tail);
-  EXPECT_EQ(refused("x = a # b;\ny = 2;"), "");
+  // A # anywhere in the code: after a comment, or on a line continued.
+  EXPECT_EQ(refused("1\n/**/ #error here\n"), "x.lua:5: a preprocessor directive (#error)" + tail);
+  EXPECT_EQ(refused("x = 1; /* *\\\n/ #include <a.h>"),
+            "x.lua:5: a preprocessor directive (#include)" + tail);
+  EXPECT_EQ(refused("x = a # b;"), "x.lua:4: a preprocessor directive (#b)" + tail);
+  EXPECT_EQ(refused("x = 1; _Pra\\\ngma(\"once\")"),
+            "x.lua:4: a preprocessor directive (_Pragma)" + tail);
+  // Not in comments, nor in string and character literals.
+  EXPECT_EQ(refused("x = '#'; // #1\ny = \"#define\"; /* # */"), "");
 
   Declaration decl;
   MapDecl m;
