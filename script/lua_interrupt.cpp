@@ -16,6 +16,10 @@ std::atomic<StopClock::rep> g_deadline{StopClock::time_point::max().time_since_e
 bool g_interrupted = false;
 // The Lua call running now, numbered, or 0 between calls.
 std::atomic<uint64_t> g_running_call{0};
+// When the running call is due to end whatever the stop requests (a
+// close's finalizers), or max.
+constexpr StopClock::rep kNever = StopClock::time_point::max().time_since_epoch().count();
+std::atomic<StopClock::rep> g_call_deadline{kNever};
 uint64_t g_calls = 0;
 
 // Instructions between two checks: about 0.1 ms of Lua, and a check costs
@@ -42,7 +46,8 @@ void interrupt_hook(lua_State *L, lua_Debug *) {
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     uint64_t call = g_running_call;
-    if (!call || !lua_must_stop()) {
+    bool due = lua_must_stop() || StopClock::now().time_since_epoch().count() >= g_call_deadline;
+    if (!call || !due) {
       overdue_call = 0;
       continue;
     }
@@ -88,6 +93,12 @@ bool lua_was_interrupted() {
 
 void lua_call_ended() {
   g_running_call = 0;
+  g_call_deadline = kNever;
+}
+
+void arm_lua_close(lua_State *L, std::chrono::milliseconds budget) {
+  arm_lua_interrupt(L);
+  g_call_deadline = (StopClock::now() + budget).time_since_epoch().count();
 }
 
 }  // namespace mt

@@ -27,6 +27,9 @@ bool lua_was_interrupted();
 // within the second a stop may take, leaving the output as last written
 // (whole records, at most 1 s old).
 void lua_call_ended();
+// Arms for lua_close, whose finalizers (__gc) the hook cannot reach: the
+// watchdog takes the close as due to stop after `budget`, stop or not.
+void arm_lua_close(lua_State *L, std::chrono::milliseconds budget);
 inline constexpr std::chrono::milliseconds kLuaWatchdogGrace{700};
 
 // Thrown when Lua code was interrupted: where it was ("x.lua:4:").

@@ -107,7 +107,10 @@ LuaScript::LuaScript(ScriptSource source, const SandboxOptions &sandbox, ScriptA
 }
 
 LuaScript::~LuaScript() {
+  // A finalizer that never returns would keep moontrace from leaving.
+  arm_lua_close(L_, std::chrono::seconds(1));
   close_sandboxed_state(L_);
+  lua_call_ended();
 }
 
 KernelFacts &LuaScript::kernel() {

@@ -147,6 +147,20 @@ TEST_F(E2eStops, HandlerStuckInALibraryFunctionIsLeftWithinASecond) {
   EXPECT_EQ(read_file(dir.file("t.fxt")).size() % 8, 0u);
 }
 
+// A finalizer (__gc) runs where the hook cannot reach it, at the latest
+// when the script's state is closed at the end: one that never returns
+// is left a second or so later, by the watchdog.
+TEST_F(E2eStops, AFinalizerThatNeverReturnsIsLeft) {
+  TempDir dir;
+  std::string script_file =
+      dir.write("gc.lua",
+                "setmetatable({}, {__gc = function() while true do end end})\n"
+                "probe(\"begin\", function() exit() end)\n");
+  auto r = run(mt({script_file}), 20s);
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_TRUE(contains(r.err, "cannot be stopped")) << r;
+}
+
 // When the traced work ends by itself, every buffered event is handled,
 // however long that takes: only a requested stop is bounded.
 TEST_F(E2eStops, EndOfTheCommandHandlesEveryBufferedEvent) {
