@@ -14,6 +14,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/regular_file.h"
 #include "kernel/btf_trace_events.h"
 #include "kernel/usdt_notes.h"
 
@@ -160,8 +161,13 @@ Expansion expand(const ProbeName &name, KernelFacts &kernel) {
       return found;
     }
     case TargetSource::Binary:
-      if (access(name.target.c_str(), R_OK) != 0) {
-        found.why_none = "cannot read " + name.target + ": " + std::strerror(errno);
+      // Checked as libbpf will not: a device, a FIFO or a file of /proc
+      // named as the binary is never opened (a watchdog arms at an open).
+      if (!open_regular_file(name.target)) {
+        found.why_none =
+            errno == EINVAL
+                ? name.target + " is not a regular file, so it has no functions to probe"
+                : "cannot read " + name.target + ": " + std::strerror(errno);
         return found;
       }
       add(name);

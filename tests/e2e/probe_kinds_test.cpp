@@ -1,5 +1,6 @@
 // Point 3 and 4 of the engine issue: tp_btf, raw tracepoints, __data_loc
 // strings and uprobes on a real workload, kernel pointers followed in each.
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "tests/e2e/e2e_support.h"
@@ -118,6 +119,22 @@ TEST_F(E2eProbeKinds, TaskInAUprobeIsRefused) {
                          ":main\", { capture = { p = \"task->tgid\" } })\n");
   auto r = run(mt({"-c", "true", dir.file("u.lua")}));
   EXPECT_TRUE(one_line_error(r, {"u.lua:1", "task is the kernel's task_struct"}));
+}
+
+// A uprobe's binary is checked before libbpf opens it: a device (opening
+// one can act), a FIFO (which blocks) or a file of /proc is never opened,
+// and the line says why.
+TEST_F(E2eProbeKinds, AUprobeOnWhatIsNoRegularFileIsRefused) {
+  TempDir dir;
+  std::string fifo = dir.file("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (std::string binary : {std::string("/dev/null"), fifo, std::string("/proc/self/mem")}) {
+    dir.write("u.lua", "probe(\"uprobe:" + binary + ":main\", function() end)\n");
+    auto r = run(mt({"--duration", "1", dir.file("u.lua")}), 10s);
+    EXPECT_TRUE(one_line_error(
+        r, {"u.lua:1", binary + " is not a regular file, so it has no functions to probe"}))
+        << r;
+  }
 }
 
 }  // namespace
