@@ -15,7 +15,7 @@ track under its process, with counters of requests in flight and of the
 submission and completion queues at every io_uring_enter, a "reaped"
 mark when the application consumed completions since its last enter, and
 an "overflow" mark for each completion that found the queue full. At
-exit, a summary on stderr (JSON with -f json): per opcode and path
+exit, a summary on stderr (with -f json, JSON on the output): per opcode and path
 (inline, poll, io-worker, retried) the requests and their p50/p99 latency,
 requests per enter, io-workers seen, overflowed completions and events
 lost, then findings. Without -c or -p it traces every ring created while
@@ -208,7 +208,10 @@ local INLINE, POLL, IO_WORKER, RETRIED = 0, 1, 2, 3
 -- completes, in the member armed for it: from 6.6, where a read's prep
 -- clears the kiocb's ki_waitq (shared with dio_complete), the wait queue
 -- entry; before, the request's async_data, which only a read that has to
--- wait or go on in pieces allocates (a linked READV has it too).
+-- wait or go on in pieces allocates (a linked READV has it too). A read
+-- that came back short arms the wait too, to read on, and may find the
+-- end of its file there at once: one that ended there is taken as
+-- inline (so is a retried one that read up to the end of its file).
 local function is_read(opcode)
   return ("(%s == %d || %s == %d || %s == %d)"):format(opcode, op.READV, opcode, op.READ_FIXED,
                                                      opcode, op.READ)
@@ -229,6 +232,11 @@ local function waits_for_pages(req, opcode)
            { is_read = is_read(opcode), req = req, armed = armed_member, armed_type = armed_type,
              IOCB_DIRECT = IOCB_DIRECT })
 end
+-- C: whether read REQ ended at the end of its file.
+local function read_to_the_end(req)
+  return c("(((struct kiocb *)(__u64)(${req}))->ki_pos >= " ..
+           "((struct kiocb *)(__u64)(${req}))->ki_filp->f_inode->i_size)", { req = req })
+end
 -- C, where request REQ (its entry r) of opcode OPCODE completes: its
 -- local `path`, retried where the request says so (never for direct I/O).
 -- Read back from the entry rather than kept from the branch: the verifier
@@ -237,9 +245,10 @@ end
 -- entry must still be the request's (keep set): a new request may take it
 -- once it is freed.
 local function path_at_completion(req, opcode)
-  return c([[if (path == ${INLINE} && ${waits}) r->path = ${RETRIED};
+  return c([[if (path == ${INLINE} && ${waits} && !${to_the_end}) r->path = ${RETRIED};
              path = *(volatile __u8 *)&r->path; ]],
-           { INLINE = INLINE, waits = waits_for_pages(req, opcode), RETRIED = RETRIED })
+           { INLINE = INLINE, waits = waits_for_pages(req, opcode), RETRIED = RETRIED,
+             to_the_end = read_to_the_end(req) })
 end
 -- For the summary: requests by (opcode, path, log-linear latency slot),
 -- counted per CPU in an array the kernel indexes inline (a hash costs a

@@ -162,6 +162,19 @@ TEST_F(E2eUringViews, RequestsThatSkipTheirCompletionAreNotLeftInFlight) {
   EXPECT_TRUE(contains(text.err, "19 more requests posted no completion")) << text;
 }
 
+// A buffered read that comes back short at the end of a cached file arms
+// a page wait to read on, and finds the end there: it ran inline, and is
+// counted so, not as retried (mpd's reads were).
+TEST_F(E2eUringViews, ReadsShortAtTheEndOfACachedFileRanInline) {
+  auto [t, r] = run_uring(workload("uring_short_reads") + " 50", {"-f", "json"});
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  ASSERT_EQ(summary["ops"].size(), 1u) << summary.dump();
+  EXPECT_EQ(summary["ops"][0]["op"], "READV");
+  EXPECT_EQ(summary["ops"][0]["path"], "inline");
+  EXPECT_EQ(summary["ops"][0]["requests"], 50);
+}
+
 // A zero-copy send completes with its result (more to follow), then with
 // a notification the kernel posts from a request of its own, the send's
 // being freed at its result: the send's flow ends at its result, and the
