@@ -48,6 +48,48 @@ Error lua_error_to_one_line(lua_State *L, const std::string &message) {
   return Error(message.substr(0, newline), {}, message.substr(newline + 1));
 }
 
+// Whether MESSAGE starts with a place, "file:line: ".
+bool located(const std::string &message) {
+  size_t colon = message.find(':');
+  size_t digits =
+      colon == std::string::npos ? colon : message.find_first_not_of("0123456789", colon + 1);
+  return colon != std::string::npos && colon > 0 && digits != std::string::npos &&
+         digits > colon + 1 && message.compare(digits, 2, ": ") == 0;
+}
+
+// pcall's message handler. An error a library function raised (string.format
+// called by printf, say) has no place, nor has an error value that is no
+// string ({} or nil): they get the script's line running then. The value's
+// __tostring is not called: it is the script's, and could raise or loop.
+int locate_error(lua_State *L) {
+  std::string message = lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER
+                            ? lua_tostring(L, 1)
+                            : std::string("error object is a ") + luaL_typename(L, 1) + " value";
+  if (located(message)) {
+    lua_pushstring(L, message.c_str());
+    return 1;
+  }
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); level++)
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, message.c_str());
+      return 1;
+    }
+  lua_pushstring(L, message.c_str());
+  return 1;
+}
+
+// Calls the function under NARGS arguments on L's stack, as lua_pcall
+// does, with locate_error as the message handler.
+int pcall_located(lua_State *L, int nargs, int nresults) {
+  int handler = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, locate_error);
+  lua_insert(L, handler);
+  int status = lua_pcall(L, nargs, nresults, handler);
+  lua_remove(L, handler);
+  return status;
+}
+
 }  // namespace
 
 void report_hidden(const ScriptSource &source) {
@@ -162,7 +204,7 @@ void LuaScript::run_top_level(const ScriptSource &source) {
   int status = luaL_loadbufferx(L_, source.text.data(), source.text.size(), chunk.c_str(), "t");
   if (status == LUA_OK) {
     arm_lua_interrupt(L_);
-    status = lua_pcall(L_, 0, 1, 0);
+    status = pcall_located(L_, 0, 1);
     lua_call_ended();
   }
   if (status != LUA_OK) {
@@ -212,7 +254,7 @@ void LuaScript::print_map(int index) {
 
 void LuaScript::call_handler_on_stack(int nargs) {
   arm_lua_interrupt(L_);
-  int status = lua_pcall(L_, nargs, 0, 0);
+  int status = pcall_located(L_, nargs, 0);
   lua_call_ended();
   if (status != LUA_OK) {
     std::string message = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error in handler";

@@ -67,6 +67,26 @@ TEST(LuaScript, ReportsLuaErrorsWithFileAndLine) {
   }
 }
 
+// An error a library function raised, or an error value that is no
+// string, has no place of its own: it gets the line running then.
+TEST(LuaScript, ErrorsWithoutAPlaceGetTheLineRunning) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"local x = 1\nstring.format('%d', 'x')\n", "t.lua:2: bad argument #2 to 'format'"},
+      {"local x = 1\nerror({})\n", "t.lua:2: error object is a table value"},
+      {"error(setmetatable({}, {__tostring = function() while true do end end}))\n",
+       "t.lua:1: error object is a table value"},
+  };
+  for (const auto &[text, want] : cases) {
+    Loaded l(text);
+    try {
+      l.script.declare();
+      ADD_FAILURE() << text;
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()).rfind(want, 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(LuaScript, SandboxesUnlessUnsafe) {
   Loaded safe(
       "assert(os == nil and io == nil and load == nil and dofile == nil and debug == nil)\n"
