@@ -186,10 +186,15 @@ std::optional<std::vector<char>> ObjectCache::load(const std::string &key) const
 }
 
 void ObjectCache::store(const std::string &key, const std::vector<char> &object) const {
-  make_directories(dir_);
   UniqueFd dir;
   try {
+    // Made only below a directory found trusted: never through a link
+    // or in a directory another user could change.
     dir = open_directory();
+    if (!dir) {
+      make_directories(dir_);
+      dir = open_directory();
+    }
   } catch (const Error &) {
     return;  // refused when loading; with --no-cache, quietly not stored
   }

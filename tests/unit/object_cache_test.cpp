@@ -149,6 +149,15 @@ TEST_F(ObjectCacheTest, RefusesACacheBelowADirectoryOthersCanWrite) {
             "refusing to use the object cache " + open + "/later/cache: " + open +
                 " is writable by other users (owner root uid 0, mode 0777); chmod go-w " + open +
                 " or move the cache (MOONTRACE_CACHE)");
+  // Nor is anything made there by a store, through a link another user
+  // could have put there.
+  std::string elsewhere = dir_.mkdir("elsewhere", 0700);
+  ASSERT_EQ(symlink(elsewhere.c_str(), (open + "/link").c_str()), 0);
+  ObjectCache linked(open + "/link/planted/cache");
+  linked.store(kKey, kObject);
+  EXPECT_FALSE(std::filesystem::exists(elsewhere + "/planted"));
+  later.store(kKey, kObject);
+  EXPECT_FALSE(std::filesystem::exists(open + "/later"));
 }
 
 TEST_F(ObjectCacheTest, DefaultDirectoryIsInTheEffectiveUsersHomeNotHome) {
