@@ -16,6 +16,9 @@ const char *const kHelperNames[] = {__BPF_FUNC_MAPPER(MT_HELPER_NAME)};
 
 }  // namespace
 
+// Not bpf_trace_printk nor bpf_trace_vprintk: they write to the kernel's
+// one trace buffer, which other tools and people read (and the first use
+// allocates its buffers and warns in the kernel's log).
 const std::vector<AllowedHelper> &allowed_helpers() {
   static const std::vector<AllowedHelper> allowed = {
       {BPF_FUNC_map_lookup_elem, "maps"},
@@ -23,7 +26,6 @@ const std::vector<AllowedHelper> &allowed_helpers() {
       {BPF_FUNC_map_delete_elem, "maps"},
       {BPF_FUNC_probe_read, "reading"},
       {BPF_FUNC_ktime_get_ns, "time"},
-      {BPF_FUNC_trace_printk, "debugging"},
       {BPF_FUNC_get_prandom_u32, "sampling"},
       {BPF_FUNC_get_smp_processor_id, "cpu"},
       {BPF_FUNC_tail_call, "chaining"},
@@ -74,7 +76,6 @@ const std::vector<AllowedHelper> &allowed_helpers() {
       {BPF_FUNC_get_func_ip, "probe"},
       {BPF_FUNC_get_attach_cookie, "probe"},
       {BPF_FUNC_task_pt_regs, "task"},
-      {BPF_FUNC_trace_vprintk, "debugging"},
       {BPF_FUNC_find_vma, "reading"},
       {BPF_FUNC_loop, "loops"},
       {BPF_FUNC_strncmp, "comparing"},

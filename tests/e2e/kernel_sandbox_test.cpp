@@ -29,6 +29,18 @@ TEST_F(KernelSandbox, AHelperCalledByNumberIsRefusedAndNothingIsAttached) {
   EXPECT_FALSE(contains(r.err, "attached")) << r;
 }
 
+// Printing to the kernel's one trace buffer acts on what others read.
+TEST_F(KernelSandbox, PrintingToTheKernelsTraceBufferIsRefused) {
+  TempDir dir;
+  dir.write("print.lua",
+            "probe(\"tracepoint:syscalls:sys_enter_getppid\", {\n"
+            "  action = 'char s[] = \"x\"; ((long (*)(const char *, __u32))6)(s, sizeof(s));',\n"
+            "})\n");
+  Command c = mt({"-c", "true", "print.lua"});
+  c.cwd = dir.path().string();
+  EXPECT_TRUE(one_line_error(run(c), {"print.lua:2: bpf_trace_printk (helper 6) is not allowed"}));
+}
+
 TEST_F(KernelSandbox, UnsafeLoadsIt) {
   TempDir dir;
   dir.write("signal.lua", kSignalScript);

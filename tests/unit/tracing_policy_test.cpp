@@ -96,7 +96,8 @@ TEST(HelperPolicy, AllowsEveryHelperTheEngineHeadersDeclare) {
 TEST(HelperPolicy, RefusesHelpersThatActOnTheSystem) {
   for (long id : {36L /* probe_write_user */, 58L /* override_return */, 109L /* send_signal */,
                   117L /* send_signal_thread */, 166L /* sys_bpf */, 168L /* sys_close */,
-                  9L /* skb_store_bytes */, 0L, -1L, 100000L})
+                  9L /* skb_store_bytes */, 6L /* trace_printk */, 177L /* trace_vprintk */, 0L,
+                  -1L, 100000L})
     EXPECT_FALSE(helper_allowed(id)) << helper_name(id);
   EXPECT_EQ(helper_name(109), "bpf_send_signal");
   EXPECT_EQ(helper_name(36), "bpf_probe_write_user");
