@@ -389,10 +389,7 @@ int run(const Options &options) {
     records.wait = [&](int timeout_ms) { events->wait(timeout_ms); };
     records.take = [&] { return events->take(); };
   } else {
-    records.wait = [](int timeout_ms) {
-      if (timeout_ms > 0)
-        usleep(timeout_ms * 1000);
-    };
+    records.wait = [](int timeout_ms) { usleep(timeout_ms > 0 ? timeout_ms * 1000 : 0); };
     records.take = [] { return uint64_t(0); };
   }
   auto begin = [&] {
@@ -411,7 +408,8 @@ int run(const Options &options) {
       report_lost();
   });
 
-  // The stop: what the kernel buffered is delivered. When it was asked for
+  // The stop: the probes stop, so that the maps the end reads agree with
+  // the trace, and what the kernel buffered is delivered. When it was asked for
   // (a signal, --duration, an error), in bounded time (see RunState); when
   // the work ended (the command or process exited, the script called
   // exit()), all of it, unless a stop signal comes then. A stop signal
@@ -419,6 +417,8 @@ int run(const Options &options) {
   state.begin_stop(cause == StopCause::Signal || cause == StopCause::Duration ||
                    cause == StopCause::Failure);
   try {
+    if (program)
+      program->stop_probes();
     if (events) {
       events->drain();
       events->release_all();  // held back by a drain cut short

@@ -18,6 +18,7 @@
 #define MT_LOST mt_lost                         /* records lost, per probe */
 #define MT_TARGETS mt_targets                   /* -p/-c processes, followed into children */
 #define MT_TARGETS_GEN mt_targets_gen           /* bumped when MT_TARGETS gains one */
+#define MT_STOPPED mt_stopped                   /* set at the stop: probes do nothing after */
 #define MT_STAGED mt_staged                     /* struct mt_staged_since per CPU, mmapped */
 #define MT_FILTER_TARGETS mt_filter_targets     /* .rodata: 1 under -p/-c */
 #define MT_WAKE_BYTES mt_wake_bytes             /* .rodata: ring bytes before a wakeup */

@@ -58,6 +58,21 @@ MT_SHARED const volatile __u32 MT_CGROUP_LEVEL = 0;
  * set at load. */
 MT_SHARED const volatile __u64 MT_WAKE_BYTES = 1 << 19;
 
+/* Set by the user space when the run stops, before it takes what the
+ * rings hold: a probe that runs after records and counts nothing, so that
+ * what the script sums in maps is what the trace holds. An array, whose
+ * lookup the kernel inlines. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} MT_STOPPED SEC(".maps") MT_SHARED;
+static __always_inline bool mt_run_stopped(void) {
+  __u32 zero = 0, *stopped = bpf_map_lookup_elem(&mt_stopped, &zero);
+  return stopped && *stopped;
+}
+
 /* Bumped after each process mt_targets gains or loses (mt_follow_fork,
  * mt_follow_free, the user space), so that the answers cached below are
  * asked again. */

@@ -60,6 +60,9 @@ const Builtin kBuiltins[] = {
 constexpr const char *kTaskForTargets =
     "  __u64 __pid_tgid = mt_filter_targets ? bpf_get_current_pid_tgid() : 0;\n";
 
+// First in each probe's program: after the stop, it does nothing.
+constexpr const char *kUnlessStopped = "  if (mt_run_stopped())\n    return 0;\n";
+
 // A comment line of generated C holding names a script or a binary gave
 // (paths, probe and map names): it cannot end early or span lines, so
 // what they hold never becomes C.
@@ -406,7 +409,7 @@ class ProbeWriter {
                   "(" + ctx_type + "__ctx, bool __target, __u64 __pid_tgid) {\n";
     else
       out_ << program_guard_open(gp.program) + "SEC(\"" + section(rp) + "\")\nint " + gp.program +
-                  "(" + ctx_type + "__ctx) {\n";
+                  "(" + ctx_type + "__ctx) {\n" + kUnlessStopped;
     // The task's pid and tgid (__pid_tgid), read once: by the target
     // check under -p/-c (kTaskForTargets; a shared program's probes are
     // handed its), else where first needed.
@@ -623,7 +626,7 @@ class ProbeWriter {
     out_ << "\n" + comment(rp.name.to_string() + ": " + std::to_string(shared.size()) +
                            " probes in declaration order");
     out_ << program_guard_open(name) + "SEC(\"" + section(rp) + "\")\nint " + name +
-                "(void *__ctx) {\n";
+                "(void *__ctx) {\n" + kUnlessStopped;
     // Kept in a byte of the stack, which the verifier reads back as any
     // value: told the answer, it would walk each probe after the first
     // once for a target and once not (uring's four probes on

@@ -5,6 +5,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -428,6 +429,14 @@ void BpfProgram::attach(const LoadSettings &settings) {
     }
     links_.push_back(link);
   }
+}
+
+void BpfProgram::stop_probes() {
+  __u32 zero = 0, one = 1;
+  bpf_map_update_elem(map_fd(MT_NAME(MT_STOPPED)), &zero, &one, BPF_ANY);
+  // Programs run inside RCU read sections: once a grace period is over,
+  // those that started before the flag was set are done.
+  syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
 void BpfProgram::add_target(unsigned pid) {

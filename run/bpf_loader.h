@@ -54,6 +54,9 @@ class BpfProgram {
   // Attaches every probe; throws mt::Error with the reason and a remedy.
   void attach(const LoadSettings &settings);
   void add_target(unsigned pid);
+  // From now on probes record and count nothing (mt_run_stopped), and
+  // those running have finished: the rings then hold all there will be.
+  void stop_probes();
 
   int map_fd(const std::string &name) const;
   // A loaded program's descriptor, -1 if there is none of that name.

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "tests/e2e/json_lines.h"
 #include "tests/e2e/uring_trace.h"
 
 namespace e2e {
@@ -451,6 +452,27 @@ TEST_F(E2eUring, WithoutCommandOrPidTracesRingsMadeUntilCtrlC) {
   Trace t = valid_trace(file);
   SCOPED_TRACE(r.err);  // the event and lost counts
   expect_one_demo_run(t, pid);
+}
+
+// A stop asked for (SIGINT) while a ring runs flat out ends what the probes
+// record and count at once: the summary counts what the trace holds
+// (before, the probes went on counting while the rings were drained).
+TEST_F(E2eUring, AfterAStopTheSummaryCountsWhatTheTraceHolds) {
+  TempDir dir;
+  std::string file = dir.file("t.fxt");
+  Process tracer(mt({"-c", workload("nop_storm") + " 30s 1", "-o", file, "-f", "json", "uring"}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  std::this_thread::sleep_for(300ms);  // about 60 MB of trace
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(20s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  auto summary = data_of_type(json_lines(r.out), "uring_summary");
+  ASSERT_TRUE(summary.is_object()) << r;
+  Trace t = valid_trace(file);
+  EXPECT_GT(t.named("complete").size(), 1000u);
+  EXPECT_EQ(summary["requests"], t.named("complete").size()) << r;
+  EXPECT_EQ(summary["enters"], t.named("io_uring_enter").size()) << r;
+  EXPECT_EQ(summary["submitted"], t.named("submit").size()) << r;
 }
 
 }  // namespace

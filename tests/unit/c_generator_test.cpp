@@ -202,7 +202,8 @@ TEST(CGenerator, ProbesOnOneTracepointShareAProgram) {
                   "__target, __u64 __pid_tgid) {\n  if (!__target)\n    return 0;\n"));
   EXPECT_TRUE(has(p,
                   "SEC(\"tracepoint/io_uring/io_uring_complete\")\nint mt_shared_0(void "
-                  "*__ctx) {\n  __u64 __pid_tgid = mt_filter_targets ? bpf_get_current_pid_tgid() "
+                  "*__ctx) {\n  if (mt_run_stopped())\n    return 0;\n  __u64 __pid_tgid = "
+                  "mt_filter_targets ? bpf_get_current_pid_tgid() "
                   ": 0;\n  volatile __u8 __target = mt_is_target_task(__pid_tgid);\n  "
                   "mt_probe_0(__ctx, __target, __pid_tgid);\n  mt_probe_1(__ctx, __target, "
                   "__pid_tgid);\n  return 0;\n}\n"))
