@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "run_with_pid.h"
+
 static int fail(const char *what) {
   fprintf(stderr, "pid_reuse: %s: %s\n", what, strerror(errno));
   return 1;
@@ -27,31 +29,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   for (int attempt = 0; attempt < 20; attempt++) {
-    pid_t first = fork();
+    pid_t first = reaped_child();
     if (first < 0)
       return fail("fork");
-    if (first == 0)
-      _exit(0);
-    if (waitpid(first, NULL, 0) != first)
-      return fail("waitpid");
-    FILE *last = fopen("/proc/sys/kernel/ns_last_pid", "w");
-    if (!last || fprintf(last, "%d", first - 1) < 0 || fclose(last) != 0)
-      return fail("/proc/sys/kernel/ns_last_pid");
-    pid_t second = fork();
-    if (second < 0)
-      return fail("fork");
-    if (second == 0) {
-      if (getpid() != first)
-        _exit(120);  // another process took the pid first: try again
-      execvp(argv[1], argv + 1);
-      _exit(127);
-    }
-    int status;
-    if (waitpid(second, &status, 0) != second)
-      return fail("waitpid");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 120)
-      continue;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    int status = run_with_pid(first, argv + 1, "pid_reuse");
+    if (status != -1)  // -1: another process took the pid first
+      return status;
   }
   fprintf(stderr, "pid_reuse: no child was given the pid of the one before\n");
   return 3;

@@ -21,7 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { kTries = 20, kTaken = 120 };
+#include "run_with_pid.h"
+
+enum { kTries = 20 };
 
 static int fail(const char *what) {
   fprintf(stderr, "pid_to_stranger: %s: %s\n", what, strerror(errno));
@@ -33,13 +35,9 @@ static int fail(const char *what) {
 static int traced(int to_stranger, int from_stranger) {
   raise(SIGSTOP);
   for (int attempt = 0; attempt < kTries; attempt++) {
-    pid_t gone = fork();
+    pid_t gone = reaped_child();
     if (gone < 0)
       return fail("fork");
-    if (gone == 0)
-      _exit(0);
-    if (waitpid(gone, NULL, 0) != gone)
-      return fail("waitpid");
     char taken = 0;
     if (write(to_stranger, &gone, sizeof gone) != sizeof gone ||
         read(from_stranger, &taken, 1) != 1)
@@ -48,29 +46,6 @@ static int traced(int to_stranger, int from_stranger) {
       return 0;
   }
   return 3;
-}
-
-/* Forks the stranger with pid WANTED, running ARGV; its status, or -1 when
- * another process took the pid first. */
-static int run_stranger(pid_t wanted, char **argv) {
-  FILE *last = fopen("/proc/sys/kernel/ns_last_pid", "w");
-  if (!last || fprintf(last, "%d", wanted - 1) < 0 || fclose(last) != 0)
-    return fail("/proc/sys/kernel/ns_last_pid");
-  pid_t stranger = fork();
-  if (stranger < 0)
-    return fail("fork");
-  if (stranger == 0) {
-    if (getpid() != wanted)
-      _exit(kTaken);
-    execvp(argv[0], argv);
-    _exit(127);
-  }
-  int status;
-  if (waitpid(stranger, &status, 0) != stranger)
-    return fail("waitpid");
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kTaken)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 int main(int argc, char **argv) {
@@ -96,7 +71,7 @@ int main(int argc, char **argv) {
   int result = 3;
   pid_t gone;
   while (read(to_stranger[0], &gone, sizeof gone) == sizeof gone) {
-    result = run_stranger(gone, argv + 1);
+    result = run_with_pid(gone, argv + 1, "pid_to_stranger");
     char taken = result == -1 ? 'n' : 'y';
     if (write(from_stranger[1], &taken, 1) != 1)
       return fail("pipe");
