@@ -470,9 +470,19 @@ TEST_F(E2eUring, AfterAStopTheSummaryCountsWhatTheTraceHolds) {
   ASSERT_TRUE(summary.is_object()) << r;
   Trace t = valid_trace(file);
   EXPECT_GT(t.named("complete").size(), 1000u);
-  EXPECT_EQ(summary["requests"], t.named("complete").size()) << r;
-  EXPECT_EQ(summary["enters"], t.named("io_uring_enter").size()) << r;
-  EXPECT_EQ(summary["submitted"], t.named("submit").size()) << r;
+  // A slow sink (a sanitizer build) may lose records; the summary then
+  // counts what the kernel saw, at most `lost` more than the trace holds.
+  // The stop may cut the workload's one thread in a call: its submit is
+  // traced, its exit, where `submitted` counts, is not.
+  size_t lost = summary["lost"].get<size_t>();
+  auto counts_what_the_trace_holds = [&](const char *counter, const char *slice, size_t cut) {
+    size_t counted = summary[counter].get<size_t>(), drawn = t.named(slice).size();
+    EXPECT_LE(drawn, counted + cut) << counter << "\n" << r;
+    EXPECT_LE(counted, drawn + lost) << counter << "\n" << r;
+  };
+  counts_what_the_trace_holds("requests", "complete", 0);
+  counts_what_the_trace_holds("enters", "io_uring_enter", 0);
+  counts_what_the_trace_holds("submitted", "submit", 1);
 }
 
 }  // namespace
