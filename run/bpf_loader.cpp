@@ -386,6 +386,10 @@ void BpfProgram::attach(const LoadSettings &settings) {
     if (auto *prog = loaded_program(name))
       if (auto *link = bpf_program__attach(prog))
         links_.push_back(link);
+  // The probes record nothing until all are attached (mt_run_stopped): the
+  // first attached would otherwise record alone for the tens of
+  // milliseconds the rest take, submits without the calls around them.
+  set_stopped(true);
   std::set<std::string> attached;
   for (const auto &p : generated_.probes) {
     if (!attached.insert(p.attached_program).second)
@@ -429,11 +433,16 @@ void BpfProgram::attach(const LoadSettings &settings) {
     }
     links_.push_back(link);
   }
+  set_stopped(false);
+}
+
+void BpfProgram::set_stopped(bool stopped) {
+  __u32 zero = 0, value = stopped;
+  bpf_map_update_elem(map_fd(MT_NAME(MT_STOPPED)), &zero, &value, BPF_ANY);
 }
 
 void BpfProgram::stop_probes() {
-  __u32 zero = 0, one = 1;
-  bpf_map_update_elem(map_fd(MT_NAME(MT_STOPPED)), &zero, &one, BPF_ANY);
+  set_stopped(true);
   // Programs run inside RCU read sections: once a grace period is over,
   // those that started before the flag was set are done.
   syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);

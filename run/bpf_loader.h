@@ -51,7 +51,8 @@ class BpfProgram {
 
   // Loads every program; throws mt::Error naming the probe's script line.
   void load(const LoadSettings &settings);
-  // Attaches every probe; throws mt::Error with the reason and a remedy.
+  // Attaches every probe, which records from when the last is attached;
+  // throws mt::Error with the reason and a remedy.
   void attach(const LoadSettings &settings);
   void add_target(unsigned pid);
   // From now on probes record and count nothing (mt_run_stopped), and
@@ -80,6 +81,9 @@ class BpfProgram {
   std::string how_loaded() const;
 
  private:
+  // Whether probes run do nothing (mt_run_stopped): before all are attached
+  // and after the stop.
+  void set_stopped(bool stopped);
   // Without --unsafe: refuses pinned maps, map kinds tracing does not use
   // and programs that are not tracing programs.
   void check_tracing_only() const;

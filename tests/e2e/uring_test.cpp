@@ -361,6 +361,33 @@ TEST_F(E2eUring, RingsThatExistedBeforeTracingOnlyWithAllRings) {
   }
 }
 
+// A process traced by -p from the middle of its work: the probes record
+// only once all are attached, so its submits lie in enter slices but for
+// the call the start cuts and the call the stop cuts (before, the probes
+// attached first recorded alone: about 80 ms of submits without a call).
+TEST_F(E2eUring, AProcessTracedFromTheMiddleOfItsWorkHasItsSubmitsInCalls) {
+  Process storm(Command{{workload("nop_storm"), "60s", "1"}});
+  TempDir dir;
+  std::string file = dir.file("t.fxt");
+  Process tracer(mt({"-o", file, "-p", std::to_string(storm.pid()), "uring", "--all-rings"}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.err();
+  std::this_thread::sleep_for(300ms);
+  tracer.signal(SIGINT);
+  auto r = tracer.wait(20s);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  Trace t = valid_trace(file);
+  auto calls = t.named("io_uring_enter");
+  ASSERT_GT(calls.size(), 1000u) << r;
+  size_t outside = 0;  // the calls, on one thread, are in time order
+  for (const auto *submit : t.named("submit")) {
+    auto after =
+        std::upper_bound(calls.begin(), calls.end(), submit->ts,
+                         [](uint64_t ts, const mt::FxtRecord *call) { return ts < call->ts; });
+    outside += after == calls.begin() || submit->ts > (*std::prev(after))->extra;
+  }
+  EXPECT_LE(outside, 2u) << r;
+}
+
 // An SQ poll ring made before tracing: its enters only wake its thread,
 // and with --all-rings, which claims it at its first request seen, they
 // are not counted as calls that submit (nor is small_batches found).
