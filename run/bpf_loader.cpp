@@ -20,6 +20,7 @@
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
+#include "common/regular_file.h"
 #include "kernel/libbpf_messages.h"
 #include "kernel/probe_resolver.h"
 #include "run/load_failure.h"
@@ -400,6 +401,19 @@ void BpfProgram::attach(const LoadSettings &settings) {
     libbpf_messages().clear();
     struct bpf_link *link;
     const ProbeKindInfo &kind = probe_kind(p.name.kind);
+    // A binary is handed to libbpf (and the kernel) as the regular file
+    // the resolver checked, through its descriptor: a path swapped since
+    // names no other file, nor a FIFO that would block.
+    UniqueFd binary;
+    std::string binary_path = p.name.target;
+    if (kind.source == TargetSource::UsdtNotes || kind.user_memory) {
+      if (!(binary = open_regular_file(p.name.target)))
+        throw Error("cannot attach " + p.probe_name + ": " + p.name.target +
+                        (errno == EINVAL ? " is no longer a regular file"
+                                         : std::string(": ") + std::strerror(errno)),
+                    decl_.probes[p.decl_id].where);
+      binary_path = "/proc/self/fd/" + std::to_string(binary.get());
+    }
     if (kind.source == TargetSource::UsdtNotes) {
       // libbpf reads the notes, sets the semaphores and describes the
       // arguments for mt_usdt_arg(), in the layout of libbpf 1.x before
@@ -411,12 +425,12 @@ void BpfProgram::attach(const LoadSettings &settings) {
                         std::to_string(libbpf_minor_version()) +
                         " describes USDT arguments in a layout this moontrace does not read",
                     decl_.probes[p.decl_id].where);
-      link = bpf_program__attach_usdt(prog, -1, p.name.target.c_str(), p.name.category.c_str(),
+      link = bpf_program__attach_usdt(prog, -1, binary_path.c_str(), p.name.category.c_str(),
                                       p.name.symbol.c_str(), nullptr);
     } else if (kind.user_memory) {
       LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = kind.retval != ReturnValue::None,
                   .func_name = p.name.symbol.c_str());
-      link = bpf_program__attach_uprobe_opts(prog, -1, p.name.target.c_str(), 0, &opts);
+      link = bpf_program__attach_uprobe_opts(prog, -1, binary_path.c_str(), 0, &opts);
     } else {
       link = bpf_program__attach(prog);
     }
