@@ -28,7 +28,7 @@ static int io_workers(void) {
     return -1;
   int n = 0;
   for (struct dirent *e; (e = readdir(tasks));) {
-    char path[64], comm[32] = "";
+    char path[300], comm[32] = ""; /* room for any d_name */
     snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
     FILE *f = fopen(path, "r");
     if (!f)
