@@ -385,7 +385,8 @@ TEST_F(E2eUring, AProcessTracedFromTheMiddleOfItsWorkHasItsSubmitsInCalls) {
                          [](uint64_t ts, const mt::FxtRecord *call) { return ts < call->ts; });
     outside += after == calls.begin() || submit->ts > (*std::prev(after))->extra;
   }
-  EXPECT_LE(outside, 2u) << r;
+  // A slow sink (a sanitizer build) may lose calls' records.
+  EXPECT_LE(outside, 2u + event_counts(r).lost) << r;
 }
 
 // An SQ poll ring made before tracing: its enters only wake its thread,
