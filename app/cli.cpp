@@ -14,6 +14,7 @@
 #include "common/embedded_files.h"
 #include "common/error.h"
 #include "run/child_process.h"
+#include "run/process_tree.h"
 #include "script/script_search.h"
 
 namespace mt {
@@ -56,10 +57,11 @@ Engine options (before SCRIPT):
                         reported and becomes the exit status; with -f json
                         its output goes to stderr; a stop that comes first
                         sends it SIGTERM, and SIGKILL half a second later
-  -p, --pid PID         trace only process PID (and its children) and stop
-                        when it exits; with -c too, a latency pair's stop
-                        and a flow's step or end are kept in any task when
-                        the start or the flow's begin was traced
+  -p, --pid PID         trace only process PID (and its children, running
+                        or to come) and stop when it exits; with -c too, a
+                        latency pair's stop and a flow's step or end are
+                        kept in any task when the start or the flow's begin
+                        was traced
       --cgroup DIR      trace only tasks in the cgroup v2 directory DIR and
                         below it (a container's cgroup, for one); with -p
                         or -c, only their tasks that are in DIR
@@ -193,6 +195,10 @@ Options parse_command_line(int argc, char **argv) {
         throw Error("invalid pid '" + v + "' for -p");
       if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
         throw Error("no process with pid " + v + " (-p)");
+      // kill() finds threads too; the probes compare processes.
+      if (int process = thread_group_of(static_cast<int>(pid)); process > 0 && process != pid)
+        throw Error("-p " + v + " is a thread of process " + std::to_string(process) +
+                    ": give the process's pid");
       o.pid = static_cast<int>(pid);
     } else if (a == "-o" || a == "--output") {
       once(a, "-o");

@@ -40,6 +40,7 @@
 #include "run/kernel_maps.h"
 #include "run/maps_ahead.h"
 #include "run/per_cpu_rings.h"
+#include "run/process_tree.h"
 #include "run/record_decoder.h"
 #include "run/stack_resolver.h"
 #include "run/stop_signals.h"
@@ -71,8 +72,7 @@ int run(const Options &options) {
   output.set_json(options.json);
   output.set_folded(options.folded);
   ScriptArgs args(options.script_args);
-  // A package brings its script and modules, and its objects in place of
-  // compiling.
+  // A package brings its script and modules, and objects in place of compiling.
   std::optional<Package> package;
   if (options.script.ends_with(".mtpkg"))
     package = load_package(options.script, options.expect_digest, options.signers);
@@ -274,11 +274,12 @@ int run(const Options &options) {
                               },
                               draw_record});
     script.set_lost_counter([&events]() { return events->total_lost(); });
-    if (options.pid)
-      program->add_target(options.pid);
-    if (child)
-      program->add_target(child->pid());
     program->attach(settings);
+    // -c's child (not started), -p's process and children (once forks are followed)
+    if (int root = child ? child->pid() : options.pid)
+      for (int pid : process_subtree(root))
+        program->add_target(pid);
+    program->start_probes();
     if (options.verbose)
       for (const auto &p : generated.probes)
         std::fprintf(stderr, "moontrace: attached %s\n", p.probe_name.c_str());
@@ -301,8 +302,7 @@ int run(const Options &options) {
   if (options.duration > 0)
     state.deadline = start + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(options.duration));
-  // A handler, interval or begin probe that loops is cut by a stop signal
-  // or the end of --duration.
+  // A handler, interval or begin probe that loops is cut by a stop or --duration.
   set_lua_limits(0, state.deadline);
   std::optional<TargetProcess> target;
   if (options.pid)

@@ -387,7 +387,7 @@ void BpfProgram::attach(const LoadSettings &settings) {
     if (auto *prog = loaded_program(name))
       if (auto *link = bpf_program__attach(prog))
         links_.push_back(link);
-  // The probes record nothing until all are attached (mt_run_stopped): the
+  // The probes record nothing until start_probes() (mt_run_stopped): the
   // first attached would otherwise record alone for the tens of
   // milliseconds the rest take, submits without the calls around them.
   set_stopped(true);
@@ -447,6 +447,9 @@ void BpfProgram::attach(const LoadSettings &settings) {
     }
     links_.push_back(link);
   }
+}
+
+void BpfProgram::start_probes() {
   set_stopped(false);
 }
 

@@ -51,9 +51,11 @@ class BpfProgram {
 
   // Loads every program; throws mt::Error naming the probe's script line.
   void load(const LoadSettings &settings);
-  // Attaches every probe, which records from when the last is attached;
-  // throws mt::Error with the reason and a remedy.
+  // Attaches every probe, to record from start_probes() on (the followers
+  // of -p/-c's children from now); throws mt::Error with the reason and a
+  // remedy.
   void attach(const LoadSettings &settings);
+  void start_probes();
   void add_target(unsigned pid);
   // From now on probes record and count nothing (mt_run_stopped), and
   // those running have finished: the rings then hold all there will be.

@@ -5,8 +5,11 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
+#include <thread>
 
 #include "tests/e2e/e2e_support.h"
 
@@ -198,6 +201,55 @@ TEST_F(E2eTracing, PidKeepsOnlyThatProcessAndSigintFlushes) {
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(values_of(r.out, "user_data"), sequence(1, 300)) << r;
   EXPECT_TRUE(contains(r.err, "moontrace: 300 events, 0 lost")) << r;
+}
+
+// -p PID's children that were running before tracing began are traced
+// too: here two NOP storms, each stopped until every probe is attached.
+TEST_F(E2eTracing, PidTracesTheChildrenItAlreadyHad) {
+  auto stopped = [](const std::string &command) {
+    return "sh -c 'kill -STOP $$; exec " + command + "'";
+  };
+  Process traced(
+      Command{{"sh", "-c", stopped(nop_storm(300)) + " & " + stopped(nop_storm(200)) + " & wait"}});
+  auto stopped_children = [&] {
+    size_t n = 0;
+    for (const auto &entry : std::filesystem::directory_iterator("/proc")) {
+      std::string stat = read_file(entry.path().string() + "/stat");
+      auto fields =
+          stat.empty() ? std::vector<std::string>{} : words(stat.substr(stat.rfind(')') + 2));
+      n += fields.size() > 1 && fields[0] == "T" && fields[1] == std::to_string(traced.pid());
+    }
+    return n;
+  };
+  for (int i = 0; i < 100 && stopped_children() < 2; i++)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(stopped_children(), 2u);
+  Process tracer(mt({"-p", std::to_string(traced.pid()), script("complete.lua")}));
+  ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
+  kill(-traced.pid(), SIGCONT);
+  ASSERT_EQ(traced.wait(30s).exit_code, 0);
+  auto r = tracer.wait(30s);  // it stops when its process exits
+  ASSERT_EQ(r.exit_code, 0) << r;
+  auto expected = sequence(1, 300), second = sequence(1, 200);
+  expected.insert(expected.end(), second.begin(), second.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(values_of(r.out, "user_data"), expected) << r;
+}
+
+// -p takes a process: a thread's id is refused, as it would match nothing.
+TEST_F(E2eTracing, AThreadsIdIsNoPid) {
+  std::promise<int> tid;
+  std::promise<void> done;
+  std::thread thread([&] {
+    tid.set_value(gettid());
+    done.get_future().wait();
+  });
+  int id = tid.get_future().get();
+  auto r = run(mt({"-p", std::to_string(id), script("complete.lua")}), 10s);
+  done.set_value();
+  thread.join();
+  EXPECT_TRUE(one_line_error(
+      r, {"-p " + std::to_string(id) + " is a thread of process " + std::to_string(getpid())}));
 }
 
 TEST_F(E2eTracing, MissingPidIsAnError) {
