@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <vector>
 
 #include "common/error.h"
 #include "common/trusted_path.h"
@@ -75,9 +76,59 @@ void check_link(const std::string &asked, const std::string &link, const struct 
                   "remove the link or name the file it points to"});
 }
 
+// NAME in DIR ("" the working directory) as a path.
+std::string joined(const std::string &dir, const std::string &name) {
+  return dir.empty() ? name : dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+// Pushes PATH's parts onto PARTS, its first part last: walked next.
+void push_parts(const std::string &path, std::vector<std::string> &parts) {
+  std::vector<std::string> in_order;
+  size_t start = 0;
+  for (size_t slash; (slash = path.find('/', start)) != std::string::npos; start = slash + 1)
+    in_order.push_back(path.substr(start, slash - start));
+  in_order.push_back(path.substr(start));
+  parts.insert(parts.end(), in_order.rbegin(), in_order.rend());
+}
+
+// DIR with every symbolic link on its way replaced by where it leads, each
+// checked as the last part's are (check_link): a link another user made in
+// /tmp to a directory of root's is not followed. No link is then left to
+// follow, and one swapped in later is refused (open_directory).
+std::string resolve_directory(const std::string &asked, const std::string &dir, int &hops) {
+  std::string resolved = dir[0] == '/' ? "/" : "";  // "": the working directory
+  std::vector<std::string> parts;
+  push_parts(dir, parts);
+  while (!parts.empty()) {
+    std::string part = std::move(parts.back());
+    parts.pop_back();
+    if (part.empty() || part == ".")
+      continue;
+    std::string next = joined(resolved, part);
+    struct stat st;
+    if (lstat(next.c_str(), &st) != 0)
+      cannot_write(asked);
+    if (!S_ISLNK(st.st_mode)) {
+      resolved = next;
+      continue;
+    }
+    check_link(asked, next, st);
+    char target[PATH_MAX];
+    ssize_t n = readlink(next.c_str(), target, sizeof target - 1);
+    if (n < 0 || ++hops >= kMaxLinks)
+      cannot_write(asked, n < 0 ? errno : ELOOP);
+    target[n] = 0;
+    if (target[0] == '/')
+      resolved = "/";
+    push_parts(target, parts);
+  }
+  return resolved;
+}
+
 Target resolve_command_line_name(const std::string &path) {
   std::string current = path;
   for (int hops = 0; hops < kMaxLinks; hops++) {
+    current = joined(resolve_directory(path, directory_of(current), hops), base_of(current));
     struct stat st;
     if (lstat(current.c_str(), &st) != 0) {
       if (errno == ENOENT)
@@ -122,10 +173,11 @@ Target resolve_script_name(const std::string &path, const UniqueFd &dir) {
   return {path, !S_ISREG(st.st_mode), false, st};
 }
 
-UniqueFd open_directory(const std::string &dir, bool follow_links, const std::string &path) {
+// DIR, refused when a symbolic link is on its way.
+UniqueFd open_directory(const std::string &dir, const std::string &path) {
   struct open_how how {};
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = follow_links ? 0 : RESOLVE_NO_SYMLINKS;
+  how.resolve = RESOLVE_NO_SYMLINKS;
   UniqueFd fd(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, dir.c_str(), &how, sizeof how)));
   if (!fd && errno == ELOOP)
     refuse("write " + path,
@@ -174,7 +226,7 @@ OutputFile OutputFile::open(const std::string &path, Origin origin, bool unsafe,
       cannot_write(path.empty() ? "''" : path, path.empty() ? ENOENT : EISDIR);
     Target target;
     if (from_script) {
-      out.dir_ = open_directory(directory_of(path), false, path);
+      out.dir_ = open_directory(directory_of(path), path);
       target = resolve_script_name(path, out.dir_);
     } else {
       target = resolve_command_line_name(path);
@@ -209,7 +261,7 @@ OutputFile OutputFile::open(const std::string &path, Origin origin, bool unsafe,
       return out;
     }
     if (!from_script)
-      out.dir_ = open_directory(directory_of(target.path), true, path);
+      out.dir_ = open_directory(directory_of(target.path), path);
     out.target_name_ = base_of(target.path);
     for (int attempt = 0; !out.fd_; attempt++) {
       std::string temp = "." + out.target_name_ + ".tmp-" + random_suffix();

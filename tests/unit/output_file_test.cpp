@@ -130,6 +130,29 @@ TEST_F(OutputFileTest, ATrustedLinkIsFollowedAndTheFileItNamesReplaced) {
   EXPECT_TRUE(std::filesystem::is_symlink(link));
 }
 
+// The links on the way to the file are checked as the last: another
+// user's link to a directory of root's, even reached through a trusted
+// link, is not followed; a trusted one is.
+TEST_F(OutputFileTest, ALinkOfAnotherUserOnTheWayIsNotFollowed) {
+  std::string secret = dir_.mkdir("secret", 0700);
+  std::string evil = dir_.file("evil");
+  ASSERT_EQ(symlink(secret.c_str(), evil.c_str()), 0);
+  ASSERT_EQ(lchown(evil.c_str(), kOtherUser, kOtherUser), 0);
+  std::string refusal = ": " + evil +
+                        " is a symbolic link made by another user (owner nobody uid 65534, mode "
+                        "0777); remove it or give another name";
+  EXPECT_EQ(error_of(evil + "/victim.fxt"), "refusing to write " + evil + "/victim.fxt" + refusal);
+  std::string trusted = dir_.file("out.fxt");
+  ASSERT_EQ(symlink("evil/victim.fxt", trusted.c_str()), 0);
+  EXPECT_EQ(error_of(trusted), "refusing to write " + trusted + refusal);
+  EXPECT_FALSE(std::filesystem::exists(secret + "/victim.fxt"));
+  ASSERT_EQ(symlink("secret", dir_.file("via").c_str()), 0);
+  OutputFile f = OutputFile::open(dir_.file("via") + "/./out.fxt");
+  write_text(f, "new");
+  f.commit();
+  EXPECT_EQ(read_text(secret + "/out.fxt"), "new");
+}
+
 TEST_F(OutputFileTest, DevicesAreWrittenDirectlyNeverReplaced) {
   OutputFile f = OutputFile::open("/dev/null");
   write_text(f, "gone");
