@@ -1,6 +1,7 @@
 // The rules by which records are taken while tracing and during a stop.
 #include "app/run_state.h"
 
+#include "common/stop_request.h"
 #include "run/stop_signals.h"
 #include "script/lua_interrupt.h"
 
@@ -34,8 +35,17 @@ bool RunState::keep_taking() const {
   return stopping || !(signals() > 0 || (events % 64 == 0 && now() >= slice_end));
 }
 
+void RunState::end_after(Clock::time_point start, double seconds) {
+  if (seconds > 0)
+    deadline =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  set_lua_limits(0, deadline);
+  set_stop_deadline(deadline);
+}
+
 void RunState::begin_stop(bool bounded) {
   stopping = true;
+  request_stop();  // an output whose reader stopped reading is given up
   signals_at_stop = signals();
   if (bounded) {
     process_until = now() + kStopProcessing;

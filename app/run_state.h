@@ -41,6 +41,10 @@ struct RunState {
   // Whether to take more records after one was processed, or let the loop
   // see a stop, a due timer or the end of the duration.
   bool keep_taking() const;
+  // --duration: the run ends SECONDS (if not 0) after START; a handler,
+  // interval or begin probe that loops, or a write blocked on a reader
+  // that stopped reading, is cut then.
+  void end_after(Clock::time_point start, double seconds);
   // Enters the stop; `bounded` when it was asked for. Lua is interrupted
   // by the same rules.
   void begin_stop(bool bounded);

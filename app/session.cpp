@@ -72,7 +72,6 @@ int run(const Options &options) {
   output.set_json(options.json);
   output.set_folded(options.folded);
   ScriptArgs args(options.script_args);
-  // A package brings its script and modules, and objects in place of compiling.
   std::optional<Package> package;
   if (options.script.ends_with(".mtpkg"))
     package = load_package(options.script, options.expect_digest, options.signers);
@@ -299,11 +298,7 @@ int run(const Options &options) {
                  "\n");
 
   auto start = state.now();
-  if (options.duration > 0)
-    state.deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(options.duration));
-  // A handler, interval or begin probe that loops is cut by a stop or --duration.
-  set_lua_limits(0, state.deadline);
+  state.end_after(start, options.duration);
   std::optional<TargetProcess> target;
   if (options.pid)
     target.emplace(options.pid);

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/json_writer.h"
+#include "common/write_all.h"
 
 namespace mt {
 
@@ -63,20 +64,9 @@ void Output::printed(const std::string &text) {
 }
 
 bool Output::flush() {
-  size_t done = 0;
-  while (!error_ && done < buffer_.size()) {
-    ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd_, POLLOUT, 0};
-      poll(&p, 1, -1);
-    } else if (n < 0 && errno != EINTR) {
-      error_ = errno;
-    } else if (n == 0) {
-      error_ = EIO;
-    }
-  }
+  size_t done = error_ ? 0 : write_output(fd_, buffer_.data(), buffer_.size());
+  if (done < buffer_.size() && !error_)
+    error_ = errno;
   // Records wholly written reached the file; the rest never will.
   reached_ +=
       static_cast<uint64_t>(std::upper_bound(ends_.begin(), ends_.end(), done) - ends_.begin());
@@ -97,8 +87,8 @@ bool Output::close() {
 }
 
 std::string Output::failure() const {
-  return "cannot write " + name_ + ": " + std::strerror(error_) + " (" + std::to_string(reached_) +
-         " of " + std::to_string(records_) + " records reached it)";
+  return "cannot write " + name_ + ": " + std::string(output_error_text(error_)) + " (" +
+         std::to_string(reached_) + " of " + std::to_string(records_) + " records reached it)";
 }
 
 }  // namespace mt

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/trusted_path.h"
+#include "common/write_all.h"
 
 namespace mt {
 
@@ -288,9 +289,22 @@ OutputFile::~OutputFile() {
     unlinkat(dir_.get(), temp_name_.c_str(), 0);
 }
 
+// A stream's writes go out through write_output: a stalled reader is given
+// up at a stop.
+ssize_t write_to_fd(void *fd, const char *data, size_t size) {
+  return static_cast<ssize_t>(
+      write_output(static_cast<int>(reinterpret_cast<intptr_t>(fd)), data, size));
+}
+
+int close_fd(void *fd) {
+  return ::close(static_cast<int>(reinterpret_cast<intptr_t>(fd))) == 0 || errno == EINTR ? 0 : EOF;
+}
+
 std::FILE *OutputFile::stream() const {
   int copy = fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0);
-  std::FILE *f = copy < 0 ? nullptr : fdopen(copy, "w");
+  cookie_io_functions_t io{nullptr, write_to_fd, nullptr, close_fd};
+  std::FILE *f =
+      copy < 0 ? nullptr : fopencookie(reinterpret_cast<void *>(intptr_t(copy)), "w", io);
   if (!f) {
     int saved = errno;
     if (copy >= 0)

@@ -7,6 +7,8 @@
 
 #include <atomic>
 
+#include "common/stop_request.h"
+
 namespace mt {
 namespace {
 
@@ -21,6 +23,7 @@ void on_stop_signal(int sig) {
   if (!g_first_signal)
     g_first_signal = sig;
   g_signal_count = g_signal_count + 1;
+  request_stop();  // a write blocked on a stalled reader gives up
 }
 
 // Interrupts the poll so that a -c command's exit stops tracing at once.

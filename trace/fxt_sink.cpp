@@ -10,6 +10,7 @@
 
 #include "bpf_headers/mt_abi.h"
 #include "common/error.h"
+#include "common/write_all.h"
 #include "trace/fxt_format.h"
 #include "trace/gzip_file.h"
 #include "trace/process_names.h"
@@ -109,8 +110,9 @@ std::string FxtSink::failure() const {
   // lags what was handed to it.
   uint64_t reached = is_gzip_path(path_) ? writer_->records_within(gzip_progress_.bytes_written)
                                          : writer_->records_written();
-  return "cannot write " + path_ + ": " + std::strerror(error()) + " (" + std::to_string(reached) +
-         " of " + std::to_string(writer_->records()) + " records reached it)";
+  return "cannot write " + path_ + ": " + std::string(output_error_text(error())) + " (" +
+         std::to_string(reached) + " of " + std::to_string(writer_->records()) +
+         " records reached it)";
 }
 
 void FxtSink::plan(const Declaration &decl, const GeneratedProgram &generated,
