@@ -5,9 +5,11 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -74,12 +76,33 @@ void drop_to_invoking_user() {
     _exit(126);
 }
 
+// Whether execvp would find a file named NAME: only that it is there, as
+// whether the invoking user may run it shows at the exec.
+bool found_on_path(const std::string &name) {
+  if (name.find('/') != std::string::npos)
+    return access(name.c_str(), F_OK) == 0;
+  const char *path = getenv("PATH");
+  std::string dirs = path ? path : "/bin:/usr/bin";  // execvp's default
+  for (size_t start = 0, end; start <= dirs.size(); start = end + 1) {
+    end = std::min(dirs.find(':', start), dirs.size());
+    std::string dir = dirs.substr(start, end - start);
+    struct stat st;
+    if (stat(((dir.empty() ? "." : dir) + "/" + name).c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ChildProcess::ChildProcess(const std::string &command, bool stdout_to_stderr) {
   std::vector<std::string> words = split_command(command);
   if (words.empty())
     throw Error("-c needs a command to run");
+  // A command that is not there fails now, before any output is opened
+  // (an earlier trace of the same name stays as it was), not at its exec.
+  if (!found_on_path(words[0]))
+    throw Error("cannot run the -c command: " + words[0] + ": " + std::strerror(ENOENT));
   int go[2], error[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(error, O_CLOEXEC) != 0)
     throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));

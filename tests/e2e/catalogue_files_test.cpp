@@ -240,6 +240,10 @@ const std::vector<Case> kCases = {
      .args = {"-o", "out.txt", "t.lua"},
      .error = "moontrace: t.lua:1:60: error: use of undeclared identifier 'nosuch'"},
 
+    {.name = "ACommandNotThereKeepsTheOutputFile",
+     .args = {"-o", "uring.fxt", "-c", "nop_storm_typo 10", "uring"},
+     .error = "moontrace: cannot run the -c command: nop_storm_typo: No such file or directory"},
+
     {.name = "VerifierRejectionKeepsTheOutputFile",
      .files = {{"t.lua",
                 "probe(\"tp_btf:io_uring_complete\", {\n"
