@@ -3,6 +3,7 @@
 #include <regex>
 #include <set>
 
+#include "kernel/probe_name.h"
 #include "kernel/probe_resolver.h"
 #include "script/lua_api.h"
 #include "script/lua_script.h"
@@ -144,6 +145,15 @@ struct LuaScriptInfo : LuaApi {
       }
       check_probes(L, s, r, info);
       info.optional = strings(L, r, in_requires, "optional");
+      std::string malformed;  // each a name, not a list of alternatives
+      for (const auto &name : info.optional)
+        try {
+          parse_probe_name(name);
+        } catch (const Error &e) {
+          malformed = e.what();
+        }
+      if (!malformed.empty())
+        luaL_error(L, "%s optional: %s", in_requires, malformed.c_str());
     }
     lua_pop(L, 1);
 

@@ -27,6 +27,18 @@ std::vector<std::string> declare_error(const std::string &text,
 
 }  // namespace
 
+// Optional probes are names, each checked as one: "A or B" was taken for a
+// name, and `check` said it was malformed.
+TEST(ScriptInfo, OptionalProbesMustBeProbeNames) {
+  auto lines = declare_error(
+      "script{ name = \"x\", description = \"x\",\n"
+      "  requires = { optional = { \"kprobe:a or fentry:a\" } } }\n");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("script{} requires optional: malformed probe 'kprobe:a or fentry:a'"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ScriptInfo, IsKeptForHelpWithWhatItRequires) {
   testing::FakeKernel kernel;
   testing::LoadedScript l(R"(script{
