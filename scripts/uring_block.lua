@@ -10,14 +10,16 @@ on the disk's own track under "block devices", both on the request's
 arrow from its submit to its completion. Parameters: those of `uring`.
 Probes: tp_btf iomap_dio_rw_begin, iomap_dio_rw_queued,
 iomap_dio_complete (on kernels without them: a kprobe, or fentry, on
-__iomap_dio_rw, and its return), block_bio_queue, block_rq_issue,
+__iomap_dio_rw, and its return), block_bio_queue, block_split, block_rq_issue,
 block_rq_complete; io_uring_submit_req. An io-worker's entry left by a
-direct I/O that gave up early lasts until its next direct I/O.]],
+direct I/O that gave up early lasts until its next direct I/O. A block
+request that merged the bios of several direct I/Os is drawn on the
+first's arrow.]],
   examples = { "sudo moontrace -c 'fio --direct=1 --ioengine=io_uring ...' uring_block" },
   requires = { api = 1, kernel = "6.1", features = { "btf" },
                probes = { { "tp_btf:iomap_dio_rw_begin", "kprobe:__iomap_dio_rw",
                             "fentry:__iomap_dio_rw" },
-                          "tp_btf:block_bio_queue", "tp_btf:block_rq_issue",
+                          "tp_btf:block_bio_queue", "tp_btf:block_split", "tp_btf:block_rq_issue",
                           "tp_btf:block_rq_complete" } },
 }
 
@@ -57,16 +59,22 @@ if begin:match("^tp_btf:") then
 else
   probe((begin:gsub("^fentry:", "fexit:"):gsub("^kprobe:", "kretprobe:")), submitted)
 end
-probe("tp_btf:block_bio_queue", {
-  filter = "map_has(dio_submitting, tid)",
-  action = "map_set(bio_flows, (__u64)args.arg0, map_get(dio_submitting, tid));",
-})
+-- A bio is queued, or a bio too big for the device split: the part split
+-- off is a bio of its own, never queued (the rest is), split while the
+-- task submits.
+local function bio_of_the_submission(bio)
+  return { filter = "map_has(dio_submitting, tid)",
+           action = c("map_set(bio_flows, (__u64)${bio}, map_get(dio_submitting, tid));", { bio = bio }) }
+end
+probe("tp_btf:block_bio_queue", bio_of_the_submission("args.arg0"))
+probe("tp_btf:block_split", bio_of_the_submission("args.bio"))
 
 local disk = { group = "block devices", label = "str(args.arg0->q->disk->disk_name, 32)" }
 local function block_args(rq)
   return { sector = rq .. "->__sector", bytes = rq .. "->__data_len" }
 end
--- The driver takes the request: it carries its first bio's flow on.
+-- The driver takes the request: it carries its first bio's flow on (a
+-- request that merged several requests' bios is drawn on the first's).
 probe("tp_btf:block_rq_issue", {
   filter = "map_has(bio_flows, (__u64)args.arg0->bio)",
   action = [[__u64 flow = map_get(bio_flows, (__u64)args.arg0->bio);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -101,6 +102,29 @@ TEST_F(E2eUringLayers, ADirectReadsBlockRequestIsInItsFlowOnTheDisksTrack) {
 
 TEST_F(E2eUringLayers, ADirectWritesBlockRequestIsInItsFlowOnTheDisksTrack) {
   expect_each_block_request_in_its_flow_on_the_disks_track("write");
+}
+
+// A bio bigger than the device takes is split, and the part split off is
+// never queued: its block request is in the flow all the same. With 64 KiB
+// requests at most, each of fio's four 256 KiB reads is four of them.
+TEST_F(E2eUringLayers, TheBlockRequestsOfASplitBioAreInItsFlow) {
+  Ext4Mount fs;
+  chmod(fs.dir().c_str(), 0777);
+  std::string limit = "/sys/block/" + fs.device().name() + "/queue/max_sectors_kb";
+  ASSERT_TRUE(std::ofstream(limit) << "64\n") << limit;
+  auto [trace, r] = run_traced("uring_block", "fio --name=job --filename=" + fs.dir() +
+                                                  "/data --direct=1 --rw=read --bs=256k --size=1M "
+                                                  "--iodepth=4 --ioengine=io_uring "
+                                                  "--output-format=terse");
+  EXPECT_FALSE(contains(r.err, "left out")) << r;
+  auto issues = trace.named("block_issue");
+  EXPECT_EQ(issues.size(), 16u) << r;
+  uint64_t bytes = 0;
+  for (const auto *e : issues)
+    bytes += arg(*e, "bytes");
+  EXPECT_EQ(bytes, 1u << 20);
+  EXPECT_EQ(trace.named("block_complete").size(), 16u);
+  EXPECT_EQ(trace.flow_points(9), 4u + 32u);  // file_get, and each block request's two
 }
 
 // The flow step drawn on each of `points` (a point holds one at its start
