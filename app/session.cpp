@@ -128,13 +128,18 @@ int run(const Options &options) {
   // tracing begins (output_file.h). A script that draws writes a trace,
   // which -o names; its text then goes to stdout.
   std::unique_ptr<FxtSink> trace;
-  if (!decl.trace_file.empty() && !options.emit_c)
-    trace = std::make_unique<FxtSink>(
-        options.output.empty() ? OutputFile::open(decl.trace_file, OutputFile::Origin::Script,
-                                                  options.unsafe, decl.trace_file_where)
-                               : OutputFile::open(options.output));
-  else if (!options.output.empty())
-    output.open(OutputFile::open(options.output));
+  try {
+    if (!decl.trace_file.empty() && !options.emit_c)
+      trace = std::make_unique<FxtSink>(
+          options.output.empty() ? OutputFile::open(decl.trace_file, OutputFile::Origin::Script,
+                                                    options.unsafe, decl.trace_file_where)
+                                 : OutputFile::open(options.output));
+    else if (!options.output.empty())
+      output.open(OutputFile::open(options.output));
+  } catch (const Error &) {
+    stop_if_signalled_before_tracing();  // a FIFO waiting for its reader, cut by a stop
+    throw;
+  }
   if (decl.probes.empty()) {
     ScriptLocation where;
     where.file = script.source().path;

@@ -202,6 +202,20 @@ TEST_F(E2eStops, AReaderThatStoppedReadingIsGivenUpAtTheStop) {
     }
 }
 
+// A FIFO's open waits for a reader: a stop signal then is a stop before
+// tracing began (exit 130), not a write error.
+TEST_F(E2eStops, AStopWhileAFifoWaitsForItsReaderIsAStopBeforeTracing) {
+  TempDir dir;
+  std::string fifo = dir.file("t.fxt");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Process tracer(mt({"-o", fifo, "-c", "true", "uring"}));
+  std::this_thread::sleep_for(1s);
+  double took = 0;
+  Result r = stop_and_time(tracer, SIGINT, took);
+  EXPECT_EQ(r.exit_code, 130) << r;
+  EXPECT_EQ(r.err, "moontrace: stopped before tracing began (SIGINT)\n") << r;
+}
+
 // When the traced work ends by itself, every buffered event is handled,
 // however long that takes: only a requested stop is bounded.
 TEST_F(E2eStops, EndOfTheCommandHandlesEveryBufferedEvent) {
