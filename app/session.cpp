@@ -19,9 +19,11 @@
 #include "app/info_commands.h"
 #include "app/loss_report.h"
 #include "app/package_step.h"
+#include "app/progress_line.h"
 #include "app/record_router.h"
 #include "app/run_loop.h"
 #include "app/run_state.h"
+#include "app/target_filter_note.h"
 #include "bpf_headers/mt_abi.h"
 #include "codegen/c_generator.h"
 #include "codegen/expression_policy.h"
@@ -160,6 +162,8 @@ int run(const Options &options) {
       std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   bool filter = options.pid || !options.command.empty();
   const GeneratedProgram &generated = front.program;
+  if (std::string note = filter ? target_filter_note(decl, generated) : ""; !note.empty())
+    std::fprintf(stderr, "moontrace: %s\n", note.c_str());
   if (options.emit_c) {
     std::fputs(generated.source.c_str(), stdout);
     return 0;
@@ -364,19 +368,7 @@ int run(const Options &options) {
   RunLoop loop(state);
   // Reading the loss costs a bpf() call per probe: every 100 ms.
   loop.every(std::chrono::milliseconds(100), start, [&](auto) { mark_loss(); });
-  // On a terminal, a line that tells how the trace is growing.
-  bool status_line = trace && isatty(STDERR_FILENO);
-  uint64_t status_events = 0;
-  if (status_line)
-    loop.every(std::chrono::seconds(1), start, [&](Clock::time_point now) {
-      double elapsed = std::chrono::duration<double>(now - start).count();
-      uint64_t drawn = trace->events();
-      std::fprintf(stderr,
-                   "\rmoontrace: %.0f s, %llu events, %.0f/s, %llu lost, %.1f MB in %s\033[K",
-                   elapsed, (unsigned long long)drawn, double(drawn - status_events),
-                   (unsigned long long)lost_in_trace, trace->bytes() / 1e6, trace->path().c_str());
-      status_events = drawn;
-    });
+  ProgressLine progress(loop, start, trace.get(), lost_in_trace);
   // What was written reaches the file within a second: a SIGKILL leaves a
   // trace readable up to its last whole record.
   loop.every(std::chrono::seconds(1), start, [&](auto) {
@@ -428,8 +420,7 @@ int run(const Options &options) {
     if (!state.failure)
       state.failure = e;
   }
-  if (status_line)
-    std::fputs("\r\033[K", stderr);  // the summary lines replace it
+  progress.clear();  // the summary lines replace it
   std::string wrote = trace ? finish_trace(std::move(trace), state.failure) : "";
   if (state.failure) {
     // The trace is finished; the error comes first, the trace kept after.

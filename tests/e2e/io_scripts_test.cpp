@@ -144,6 +144,19 @@ TEST_F(E2eIoScripts, ListShowsEveryShippedScriptWithALine) {
   EXPECT_TRUE(contains(r.out, "iostack      1.0.0    where IO time goes, layer by layer")) << r;
 }
 
+// Under -c, block requests kernel threads issue are filtered out: a script
+// that shows block requests says so, unless it draws them on flows (kept
+// in any task).
+TEST_F(E2eIoScripts, UnderACommandBlockScriptsSayWhatTheFilterLeavesOut) {
+  const std::string note = "moontrace: under -c and -p, block requests issued by kernel threads";
+  for (std::string name : {"biosnoop", "biolatency", "uring_block"}) {
+    TempDir dir;
+    auto r = run({mt({"-c", "true", name}).argv, {}, false, dir.path().string()}, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_EQ(contains(r.err, note), name != "uring_block") << name << "\n" << r;
+  }
+}
+
 TEST_F(E2eIoScripts, DemoPrintsEveryCompletion) {
   auto r = run(mt({"-c", workload("nop_storm") + " 8", "demo"}));
   ASSERT_EQ(r.exit_code, 0) << r;
