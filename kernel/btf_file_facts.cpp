@@ -67,9 +67,12 @@ BtfFileFacts::BtfFileFacts(const std::string &path) {
   keep_libbpf_messages();  // not printed
   // A raw BTF file (/sys/kernel/btf/vmlinux's copy) or an ELF vmlinux.
   struct btf *raw = btf__parse(vmlinux.c_str(), nullptr);
-  if (!raw)
-    throw Error("--btf " + vmlinux + ": not a BTF file (" + std::strerror(errno) +
+  if (!raw) {
+    char why[128];  // libbpf's own errors (4001: not ELF) are past strerror's
+    libbpf_strerror(errno, why, sizeof why);
+    throw Error("--btf " + vmlinux + ": not a BTF file (" + why +
                 "); give a copy of /sys/kernel/btf/vmlinux, or a directory like /sys/kernel/btf");
+  }
   btf_ = std::make_unique<KernelBtf>(raw);
   if (std::string why = btf_problem(raw); !why.empty())
     throw Error("--btf " + vmlinux + ": damaged BTF: " + why);

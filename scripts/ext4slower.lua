@@ -15,7 +15,7 @@ kernel cannot trace is named on stderr, and the rest traced.]],
 
 local kfunc = require "kfunc"
 
-local target = param("pid", { type = "int", default = 0, short = "p", help = "trace this process only" })
+local target = param("pid", { type = "uint", default = 0, short = "p", help = "trace this process only" })
 local min_ms = param("min_ms", { type = "uint", default = 10, positional = true,
   help = "show operations that took at least this many ms (0: all)" })
 

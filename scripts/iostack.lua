@@ -38,7 +38,7 @@ local blockio = require "blockio"
 
 local only = param("type", { type = "string", default = "all", short = "T",
   choices = { "syscall", "vfs", "ext4", "blk", "all" }, help = "the layer to trace" })
-local target = param("pid", { type = "int", default = 0, short = "p",
+local target = param("pid", { type = "uint", default = 0, short = "p",
   help = "trace this process only (not the block layer)" })
 local disk_name = param("disk", { type = "string", default = "", short = "d",
   help = "block layer: trace this disk only (e.g. sda, nvme0n1)" })

@@ -11,6 +11,10 @@ const std::vector<Case> kCases = {
     {.name = "PidThatIsNotANumber",
      .args = {"-p", "12x", "uring"},
      .error = "moontrace: invalid pid '12x' for -p"},
+    {.name = "ScriptPidThatIsNegative",
+     .args = {"iostack", "-p", "-5"},
+     .error = "moontrace: iostack.lua:41: invalid value '-5' for -p: expected a non-negative "
+              "integer"},
     {.name = "NoSuchScript",
      .args = {"nosuchscript"},
      .error = "moontrace: cannot read script 'nosuchscript': no such file, and no script by "

@@ -148,8 +148,9 @@ TEST_F(E2eCheck, BadUsesAreOneLine) {
       one_line_error(run(mt({"-c", "true", "check", "uring"})), {"check attaches nothing"}));
   TempDir dir;
   std::string not_btf = dir.write("x", "not BTF");
-  EXPECT_TRUE(one_line_error(run(mt({"check", "--btf", not_btf, "uring"})),
-                             {"--btf " + not_btf + ": not a BTF file"}));
+  EXPECT_TRUE(
+      one_line_error(run(mt({"check", "--btf", not_btf, "uring"})),
+                     {"--btf " + not_btf + ": not a BTF file (BPF object format invalid)"}));
   EXPECT_TRUE(one_line_error(run(mt({"check", "--btf", dir.file("absent"), "uring"})),
                              {"--btf " + dir.file("absent") + ": No such file or directory"}));
   EXPECT_TRUE(one_line_error(run(mt({"check", "--btf", "/dev/zero", "uring"})),
