@@ -81,6 +81,8 @@ bool Output::close() {
     int error = file_->close();
     if (!error_)
       error_ = error;
+    if (error_)
+      file_->restore_earlier();
     fd_ = -1;  // its number may be reused
   }
   return !error_;

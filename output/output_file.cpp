@@ -287,6 +287,8 @@ OutputFile OutputFile::open(const std::string &path, Origin origin, bool unsafe,
 OutputFile::~OutputFile() {
   if (!temp_name_.empty() && dir_)
     unlinkat(dir_.get(), temp_name_.c_str(), 0);
+  if (!earlier_name_.empty() && dir_)
+    unlinkat(dir_.get(), earlier_name_.c_str(), 0);
 }
 
 // A stream's writes go out through write_output: a stalled reader is given
@@ -325,9 +327,19 @@ int OutputFile::close() {
 void OutputFile::commit() {
   if (temp_name_.empty())
     return;
+  // Best effort: where the filesystem has no hard links, none is kept.
+  std::string earlier = "." + target_name_ + ".earlier-" + random_suffix();
+  if (linkat(dir_.get(), target_name_.c_str(), dir_.get(), earlier.c_str(), 0) == 0)
+    earlier_name_ = earlier;
   if (renameat(dir_.get(), temp_name_.c_str(), dir_.get(), target_name_.c_str()) != 0)
     cannot_write(path_);
   temp_name_.clear();
+}
+
+void OutputFile::restore_earlier() {
+  if (!earlier_name_.empty() &&
+      renameat(dir_.get(), earlier_name_.c_str(), dir_.get(), target_name_.c_str()) == 0)
+    earlier_name_.clear();
 }
 
 }  // namespace mt

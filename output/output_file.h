@@ -7,7 +7,8 @@
 //   without --unsafe must be a plain name in the working directory;
 // - a regular or new file is written to a temporary file (0600, O_EXCL) in
 //   the same directory, renamed over the target by commit() once tracing
-//   has begun; until then, and if the run fails, the target is untouched;
+//   has begun; until then, and if the run fails, the target is untouched,
+//   and if writing fails after, the earlier file is put back;
 // - a device, FIFO or the pipe behind /dev/stdout is written directly;
 // - under sudo, a file in a directory the invoking user owns is given to
 //   them, so that they can open it.
@@ -30,7 +31,8 @@ class OutputFile {
                          bool unsafe = false, const ScriptLocation &where = {});
   OutputFile(OutputFile &&) = default;
   OutputFile &operator=(OutputFile &&) = default;
-  // Removes the temporary file unless commit() came first.
+  // Removes the temporary file unless commit() came first, and the link
+  // to the earlier file.
   ~OutputFile();
 
   const std::string &path() const { return path_; }
@@ -38,9 +40,13 @@ class OutputFile {
   // A FILE* of its own on the file (a dup of fd()), unbuffered: the
   // writers buffer, and must see every write error where it happens.
   std::FILE *stream() const;
-  // Puts the written file in place of the target; nothing for a file
+  // Puts the written file in place of the target, the earlier one kept
+  // aside (a hidden link beside it) until the end; nothing for a file
   // written directly. Throws mt::Error if the rename fails.
   void commit();
+  // Writing failed after commit(): the earlier file takes its place back
+  // (a full disk cost what was written, and not the earlier trace).
+  void restore_earlier();
   bool committed() const { return temp_name_.empty(); }
   // Closes the file: 0, or the errno of a write error that only closing
   // reported (as NFS may).
@@ -52,6 +58,7 @@ class OutputFile {
   std::string path_;
   UniqueFd fd_, dir_;
   std::string temp_name_, target_name_;  // in dir_; temp_name_ "" once committed
+  std::string earlier_name_;             // in dir_: the earlier target's link, if any
 };
 
 }  // namespace mt

@@ -99,6 +99,8 @@ void FxtSink::close() {
   file_ = nullptr;
   if (closed != 0 && !close_error_)
     close_error_ = errno ? errno : EIO;
+  if (error())
+    out_.restore_earlier();
 }
 
 int FxtSink::error() const {

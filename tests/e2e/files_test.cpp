@@ -176,11 +176,16 @@ TEST_F(E2eFiles, AFullFilesystemEndsTheRunWithTheRecordsThatReachedIt) {
     Command c = name == "t.txt"
                     ? in_dir({"-o", path, "flood.lua"})
                     : in_dir({"-o", path, "-c", workload("nop_storm") + " 2000000", "uring"});
+    dir_.write("small/" + name, "an earlier run's");
     auto r = run(c, 60s);
     EXPECT_TRUE(one_line_error(
         r, {"cannot write " + path + ": No space left on device (", " records reached it)"}))
         << name;
     EXPECT_FALSE(contains(r.err, "wrote ")) << r;
+    // The earlier file is back, and nothing else is left.
+    EXPECT_EQ(read_file(path), "an earlier run's") << name;
+    auto left = fs::directory_iterator(dir_.file("small"));
+    EXPECT_EQ(std::distance(left, fs::directory_iterator()), 1) << name;
     unlink(path.c_str());
   }
 }
