@@ -81,8 +81,7 @@ bool Output::close() {
     int error = file_->close();
     if (!error_)
       error_ = error;
-    if (error_)
-      file_->restore_earlier();
+    file_->settle(!error_);
     fd_ = -1;  // its number may be reused
   }
   return !error_;

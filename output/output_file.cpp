@@ -336,10 +336,14 @@ void OutputFile::commit() {
   temp_name_.clear();
 }
 
-void OutputFile::restore_earlier() {
-  if (!earlier_name_.empty() &&
-      renameat(dir_.get(), earlier_name_.c_str(), dir_.get(), target_name_.c_str()) == 0)
-    earlier_name_.clear();
+void OutputFile::settle(bool written) {
+  if (earlier_name_.empty())
+    return;
+  if (written)
+    unlinkat(dir_.get(), earlier_name_.c_str(), 0);
+  else
+    renameat(dir_.get(), earlier_name_.c_str(), dir_.get(), target_name_.c_str());
+  earlier_name_.clear();
 }
 
 }  // namespace mt

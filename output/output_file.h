@@ -44,9 +44,11 @@ class OutputFile {
   // aside (a hidden link beside it) until the end; nothing for a file
   // written directly. Throws mt::Error if the rename fails.
   void commit();
-  // Writing failed after commit(): the earlier file takes its place back
-  // (a full disk cost what was written, and not the earlier trace).
-  void restore_earlier();
+  // Once the file is closed: if writing failed after commit(), the earlier
+  // file takes its place back (a full disk costs what was written, not the
+  // earlier trace); else its link goes. (Runs that end with _exit do not
+  // run destructors.)
+  void settle(bool written);
   bool committed() const { return temp_name_.empty(); }
   // Closes the file: 0, or the errno of a write error that only closing
   // reported (as NFS may).

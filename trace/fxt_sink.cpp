@@ -99,8 +99,7 @@ void FxtSink::close() {
   file_ = nullptr;
   if (closed != 0 && !close_error_)
     close_error_ = errno ? errno : EIO;
-  if (error())
-    out_.restore_earlier();
+  out_.settle(!error());
 }
 
 int FxtSink::error() const {

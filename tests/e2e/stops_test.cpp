@@ -1,10 +1,7 @@
 // Every stop is prompt and keeps what was written: stop signals, a busy
 // Lua handler under a storm of events, a stop during the compile, a Lua
 // error, SIGKILL; the -c command's end and the -p process's exit.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -162,58 +159,6 @@ TEST_F(E2eStops, AFinalizerThatNeverReturnsIsLeft) {
   auto r = run(mt({script_file}), 20s);
   EXPECT_EQ(r.exit_code, 1) << r;
   EXPECT_TRUE(contains(r.err, "cannot be stopped")) << r;
-}
-
-// A trace to a FIFO whose reader stopped reading: a stop (SIGINT, or the
-// end of --duration, which the loop cannot see while a write waits) gives
-// it up a second later, as a write error (before, only SIGKILL ended a
-// gzipped one: its writer waited on the compressing thread, blocked in
-// its write).
-TEST_F(E2eStops, AReaderThatStoppedReadingIsGivenUpAtTheStop) {
-  for (std::string name : {"t.fxt", "t.fxt.gz"})
-    for (bool by_duration : {false, true}) {
-      SCOPED_TRACE(name + (by_duration ? " --duration" : " SIGINT"));
-      TempDir dir;
-      std::string fifo = dir.file(name);
-      ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-      int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // that never reads
-      ASSERT_GE(reader, 0);
-      std::vector<std::string> argv = {"-o", fifo, "-c", workload("nop_storm") + " 30s 32"};
-      if (by_duration)
-        argv.insert(argv.end(), {"--duration", "2"});
-      argv.push_back("uring");
-      Process tracer(mt(argv));
-      ASSERT_TRUE(tracer.wait_for_err(kReady)) << tracer.wait(1s);
-      double took = 0;
-      Result r;
-      if (by_duration) {
-        r = tracer.wait(20s);
-      } else {
-        std::this_thread::sleep_for(1s);
-        r = stop_and_time(tracer, SIGINT, took);
-        EXPECT_LT(took, 10.0) << r;
-      }
-      close(reader);
-      EXPECT_FALSE(r.timed_out) << r;
-      EXPECT_EQ(r.exit_code, 1) << r;
-      EXPECT_TRUE(contains(
-          r.err, "cannot write " + fifo + ": its reader took nothing for a second after the stop"))
-          << r;
-    }
-}
-
-// A FIFO's open waits for a reader: a stop signal then is a stop before
-// tracing began (exit 130), not a write error.
-TEST_F(E2eStops, AStopWhileAFifoWaitsForItsReaderIsAStopBeforeTracing) {
-  TempDir dir;
-  std::string fifo = dir.file("t.fxt");
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  Process tracer(mt({"-o", fifo, "-c", "true", "uring"}));
-  std::this_thread::sleep_for(1s);
-  double took = 0;
-  Result r = stop_and_time(tracer, SIGINT, took);
-  EXPECT_EQ(r.exit_code, 130) << r;
-  EXPECT_EQ(r.err, "moontrace: stopped before tracing began (SIGINT)\n") << r;
 }
 
 // When the traced work ends by itself, every buffered event is handled,
