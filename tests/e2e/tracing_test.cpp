@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <optional>
 #include <thread>
 
 #include "tests/e2e/e2e_support.h"
+#include "tests/waiting_thread.h"
 
 namespace e2e {
 namespace {
@@ -238,16 +238,9 @@ TEST_F(E2eTracing, PidTracesTheChildrenItAlreadyHad) {
 
 // -p takes a process: a thread's id is refused, as it would match nothing.
 TEST_F(E2eTracing, AThreadsIdIsNoPid) {
-  std::promise<int> tid;
-  std::promise<void> done;
-  std::thread thread([&] {
-    tid.set_value(gettid());
-    done.get_future().wait();
-  });
-  int id = tid.get_future().get();
+  mt::testing::WaitingThread thread;
+  int id = thread.tid();
   auto r = run(mt({"-p", std::to_string(id), script("complete.lua")}), 10s);
-  done.set_value();
-  thread.join();
   EXPECT_TRUE(one_line_error(
       r, {"-p " + std::to_string(id) + " is a thread of process " + std::to_string(getpid())}));
 }

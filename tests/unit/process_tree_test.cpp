@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <future>
-#include <thread>
+
+#include "tests/waiting_thread.h"
 
 namespace mt {
 namespace {
@@ -70,16 +70,10 @@ TEST(ProcessTree, ReadsNamesThatLookLikeFieldsAndLoops) {
 
 TEST(ProcessTree, AThreadIsToldFromItsProcess) {
   EXPECT_EQ(thread_group_of(getpid()), getpid());
-  std::promise<void> done;
-  std::promise<int> tid;
-  std::thread t([&] {
-    tid.set_value(gettid());
-    done.get_future().wait();
-  });
-  int live = tid.get_future().get();
-  EXPECT_EQ(thread_group_of(live), getpid());
-  done.set_value();
-  t.join();
+  {
+    testing::WaitingThread thread;
+    EXPECT_EQ(thread_group_of(thread.tid()), getpid());
+  }
   EXPECT_EQ(thread_group_of(-5), -1);
 }
 
